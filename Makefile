@@ -1,0 +1,40 @@
+# hmlkit: two commands do everything.
+#   make studies   set up .venv if missing, run the studies (PROFILE=quick|standard|paper)
+#   make test      set up .venv if missing, run the test suite
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+PROFILE ?= standard
+JOBS   ?= 2
+# torch comes from the CPU wheel where one is offered locally; the deep extra is optional.
+TORCH_SPEC ?= torch==2.13.0
+
+.PHONY: install install-deep studies demo test bench clean
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[studies,test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+# Optional: PyTorch for DCCA / DCCAE. Failing to get torch is not an error:
+# those methods then report themselves unavailable.
+install-deep: install
+	-$(BIN)/python -m pip install --quiet '$(TORCH_SPEC)'
+
+studies: install
+	$(BIN)/python -m hmlkit.demo
+
+demo: install
+	$(BIN)/python -m hmlkit.demo
+
+test: install
+	$(BIN)/python -m pytest -n $(JOBS) -q
+
+bench: install
+	$(BIN)/python -m hmlkit.bench
+
+clean:
+	rm -rf $(VENV) results .pytest_cache

@@ -1,0 +1,122 @@
+"""Input checks shared by every estimator of the kit.
+
+Each check raises ``ValueError`` naming the offending argument, so that bad
+input fails at once with a message a user can act on.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def check_X(X, name="X", dtype=np.float32, min_samples=1):
+    """Return ``X`` as a C-contiguous 2-D float array, rejecting NaN/inf."""
+    if sp.issparse(X):
+        X = X.toarray()
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array (n_samples, n_features), got shape {X.shape}")
+    if X.shape[0] < min_samples:
+        raise ValueError(f"{name} has {X.shape[0]} samples; at least {min_samples} required")
+    if X.shape[1] < 1:
+        raise ValueError(f"{name} has no features (shape {X.shape})")
+    if not np.issubdtype(X.dtype, np.number) and X.dtype != bool:
+        raise ValueError(f"{name} must be numeric, got dtype {X.dtype}")
+    X = np.ascontiguousarray(X, dtype=dtype)
+    if not np.isfinite(X).all():
+        bad = np.argwhere(~np.isfinite(X))[0]
+        raise ValueError(f"{name} contains NaN or inf (first at row {bad[0]}, column {bad[1]})")
+    return X
+
+
+def check_Y(Y, n_samples=None, name="Y"):
+    """Return binary tags ``Y`` as a CSR uint8 matrix with sorted indices.
+
+    Accepts dense arrays or scipy sparse matrices. Every stored value must be
+    0 or 1. Rows with no tag at all are allowed (untagged samples).
+    """
+    if sp.issparse(Y):
+        Y = sp.csr_matrix(Y)
+        vals = Y.data
+    else:
+        Y = np.asarray(Y)
+        if Y.ndim != 2:
+            raise ValueError(f"{name} must be a 2-D (n_samples, n_tags) matrix, got shape {Y.shape}")
+        vals = Y.ravel()
+    if Y.shape[1] < 1:
+        raise ValueError(f"{name} has no tag columns (shape {Y.shape})")
+    if n_samples is not None and Y.shape[0] != n_samples:
+        raise ValueError(f"{name} has {Y.shape[0]} rows but X has {n_samples} samples")
+    if vals.size:
+        if not np.issubdtype(vals.dtype, np.number) and vals.dtype != bool:
+            raise ValueError(f"{name} must be numeric 0/1, got dtype {vals.dtype}")
+        v = vals.astype(np.float64, copy=False)
+        if not np.isfinite(v).all() or not np.isin(v, (0.0, 1.0)).all():
+            raise ValueError(f"{name} must contain only 0/1 values")
+    Y = sp.csr_matrix(Y, dtype=np.uint8)
+    Y.eliminate_zeros()
+    Y.sort_indices()
+    return Y
+
+
+def check_layers(layers, n_tags, name="layers"):
+    """Validate a tag hierarchy: a list of disjoint tag-index arrays.
+
+    ``None`` means one flat layer holding every tag. Tags not named by any
+    layer are not allowed (the hierarchy must cover the tag set), so an
+    incomplete hierarchy fails loudly rather than silently ignoring tags.
+    """
+    if layers is None:
+        return [np.arange(n_tags, dtype=np.int64)]
+    if isinstance(layers, np.ndarray) and layers.ndim == 1 and np.issubdtype(layers.dtype, np.integer):
+        # one array of per-tag layer ids
+        if layers.shape[0] != n_tags:
+            raise ValueError(f"{name} as per-tag layer ids must have length {n_tags}, got {layers.shape[0]}")
+        return [np.flatnonzero(layers == k).astype(np.int64) for k in np.unique(layers)]
+    out = []
+    seen = np.zeros(n_tags, dtype=bool)
+    for k, layer in enumerate(layers):
+        arr = np.asarray(layer)
+        if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
+            raise ValueError(f"{name}[{k}] must be a 1-D array of integer tag indices")
+        arr = arr.astype(np.int64)
+        if arr.size == 0:
+            raise ValueError(f"{name}[{k}] is empty")
+        bad = arr[(arr < 0) | (arr >= n_tags)]
+        if bad.size:
+            raise ValueError(f"{name}[{k}] names unknown tag index {int(bad[0])} (there are {n_tags} tags)")
+        if np.unique(arr).size != arr.size or seen[arr].any():
+            dup = arr[seen[arr]] if seen[arr].any() else arr
+            raise ValueError(f"{name} overlap: tag {int(dup[0])} appears more than once")
+        seen[arr] = True
+        out.append(np.sort(arr))
+    if not out:
+        raise ValueError(f"{name} must contain at least one layer")
+    if not seen.all():
+        raise ValueError(
+            f"{name} do not cover all tags: {int((~seen).sum())} tag(s) (e.g. {int(np.flatnonzero(~seen)[0])}) in no layer"
+        )
+    return out
+
+
+def check_n_clusters(n_clusters, n_samples, name="n_clusters"):
+    if not isinstance(n_clusters, numbers.Integral) or n_clusters < 1:
+        raise ValueError(f"{name} must be a positive integer, got {n_clusters!r}")
+    if n_clusters > n_samples:
+        raise ValueError(f"{name}={n_clusters} is larger than the number of samples ({n_samples})")
+    return int(n_clusters)
+
+
+def check_random_state_seed(random_state):
+    """Turn ``random_state`` (None, int, Generator/RandomState) into an int seed."""
+    if random_state is None:
+        return int(np.random.SeedSequence().entropy % (2**63 - 1))
+    if isinstance(random_state, numbers.Integral):
+        return int(random_state)
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**31 - 1))
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**63 - 1))
+    raise ValueError(f"random_state must be None, an int or a numpy random generator, got {random_state!r}")

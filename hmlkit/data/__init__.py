@@ -1,0 +1,4 @@
+"""Data: the ``TaggedData`` container, synthetic profiles, loaders, tag sparsifiers."""
+from .container import TaggedData
+
+__all__ = ["TaggedData"]

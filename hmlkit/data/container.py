@@ -1,0 +1,128 @@
+"""The kit's data container: visual features, observed tags, tag hierarchy."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import check_layers, check_X, check_Y
+
+
+@dataclass
+class TaggedData:
+    """Tagged visual data.
+
+    Attributes
+    ----------
+    X : ndarray (n, d) float32
+        Visual features.
+    Y : csr_matrix (n, m) uint8
+        Observed (possibly sparse and incomplete) binary tags.
+    layers : list of int64 arrays
+        Tag hierarchy, most abstract layer first; disjoint, covering all tags.
+    tag_names : list of str
+        One name per tag column.
+    groups : ndarray (n,) int64 or None
+        Ground-truth cluster of each sample, when known.
+    Y_true : csr_matrix (n, m) uint8 or None
+        The complete tags, when known (for completion studies).
+    name : str
+        A short label of the data set (profile name or file name).
+    meta : dict
+        Free-form provenance (generator parameters, source file, ...).
+    """
+
+    X: np.ndarray
+    Y: sp.csr_matrix
+    layers: list = None
+    tag_names: list = None
+    groups: np.ndarray | None = None
+    Y_true: sp.csr_matrix | None = None
+    name: str = "data"
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.X = check_X(self.X, "X")
+        n = self.X.shape[0]
+        self.Y = check_Y(self.Y, n, "Y")
+        m = self.Y.shape[1]
+        self.layers = check_layers(self.layers, m)
+        if self.tag_names is None:
+            self.tag_names = [f"tag{j}" for j in range(m)]
+        self.tag_names = [str(t) for t in self.tag_names]
+        if len(self.tag_names) != m:
+            raise ValueError(f"tag_names has {len(self.tag_names)} names but Y has {m} tag columns")
+        if self.groups is not None:
+            g = np.asarray(self.groups)
+            if g.shape != (n,):
+                raise ValueError(f"groups must have shape ({n},), got {g.shape}")
+            self.groups = g.astype(np.int64)
+        if self.Y_true is not None:
+            self.Y_true = check_Y(self.Y_true, n, "Y_true")
+            if self.Y_true.shape != self.Y.shape:
+                raise ValueError(f"Y_true shape {self.Y_true.shape} differs from Y shape {self.Y.shape}")
+
+    @property
+    def n_samples(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def n_features(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def n_tags(self) -> int:
+        return self.Y.shape[1]
+
+    @property
+    def n_groups(self) -> int | None:
+        return None if self.groups is None else int(np.unique(self.groups).size)
+
+    def layer_of(self) -> np.ndarray:
+        """Layer index of every tag (0 = most abstract)."""
+        out = np.empty(self.n_tags, dtype=np.int64)
+        for k, layer in enumerate(self.layers):
+            out[layer] = k
+        return out
+
+    def subset(self, index) -> "TaggedData":
+        """The samples selected by ``index`` (boolean mask or integer array)."""
+        index = np.asarray(index)
+        if index.dtype == bool:
+            index = np.flatnonzero(index)
+        return replace(
+            self,
+            X=self.X[index],
+            Y=self.Y[index],
+            groups=None if self.groups is None else self.groups[index],
+            Y_true=None if self.Y_true is None else self.Y_true[index],
+            meta=dict(self.meta),
+        )
+
+    def with_tags(self, Y, **changes) -> "TaggedData":
+        """A copy with the observed tags replaced (features shared, not copied)."""
+        return replace(self, Y=Y, meta=dict(self.meta), **changes)
+
+    def summary(self) -> dict:
+        """The statistics the paper quotes for its data sets (Sec 4.1)."""
+        tags_per = np.diff(self.Y.indptr)
+        return {
+            "name": self.name,
+            "n_samples": self.n_samples,
+            "n_features": self.n_features,
+            "n_tags": self.n_tags,
+            "n_layers": len(self.layers),
+            "layer_sizes": [int(len(l)) for l in self.layers],
+            "n_groups": self.n_groups,
+            "tags_per_sample": float(tags_per.mean()),
+            "tag_density": float(tags_per.mean() / self.n_tags),
+            "untagged_samples": int((tags_per == 0).sum()),
+        }
+
+    def __repr__(self):
+        s = self.summary()
+        return (
+            f"TaggedData({s['name']!r}: n={s['n_samples']}, d={s['n_features']}, m={s['n_tags']}, "
+            f"layers={s['layer_sizes']}, groups={s['n_groups']}, tags/sample={s['tags_per_sample']:.2f})"
+        )
