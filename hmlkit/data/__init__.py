@@ -1,4 +1,6 @@
 """Data: the ``TaggedData`` container, synthetic profiles, loaders, tag sparsifiers."""
+from .arff import load_arff
 from .container import TaggedData
+from .sparsify import hide_tags, remove_tags
 
-__all__ = ["TaggedData"]
+__all__ = ["TaggedData", "load_arff", "remove_tags", "hide_tags"]
