@@ -1,4 +1,21 @@
 """Data: the ``TaggedData`` container, synthetic profiles, loaders, tag sparsifiers."""
 from .container import TaggedData
+from .datasets import load_dataset, require
+from .fetch import fetch_corel16k, fetch_nuswide, fetch_url
+from .npz import load_npz, save_npz
+from .nuswide import load_nuswide
+from .trecvid import build_trecvid_med11, load_trecvid_med11
 
-__all__ = ["TaggedData"]
+__all__ = [
+    "TaggedData",
+    "load_dataset",
+    "require",
+    "load_npz",
+    "save_npz",
+    "load_nuswide",
+    "build_trecvid_med11",
+    "load_trecvid_med11",
+    "fetch_url",
+    "fetch_nuswide",
+    "fetch_corel16k",
+]
