@@ -82,6 +82,7 @@ GHFART_18_NEW = ("beach", "boats", "bridge", "cars", "clouds", "coral", "fish", 
 GHFART_FEATURES = ("CM55", "EDH", "WT")
 
 RECIPES = ("hmlrf", "ghfart9", "ghfart18", None)
+_BITS = frozenset("01")
 
 
 def _err(path, line, msg) -> ValueError:
@@ -159,19 +160,22 @@ def read_tag_list(root) -> list[str]:
     return names
 
 
-def _stream_rows(path: Path, rows: np.ndarray, n_expected: int, what: str):
-    """Yield (row, line_no, tokens) for the selected rows; check the row count and last row."""
-    want = np.zeros(n_expected, dtype=bool)
-    want[rows] = True
+def _stream_rows(path: Path, rows: np.ndarray, n_expected: int, parse):
+    """Stream ``path`` once: ``parse(k, line_no, tokens)`` for the k-th selected row.
+
+    Also parses the last row (where a truncated file shows) with ``k = -1`` and
+    checks the row count against the image list. Memory stays O(one line).
+    """
+    pos = np.full(n_expected, -1, dtype=np.int64)
+    pos[rows] = np.arange(len(rows))
     count = 0
     last = None
-    out = {}
     with open(path, encoding="utf-8", errors="replace") as fh:
         for i, line in enumerate(fh):
             if count >= n_expected and not line.strip():
                 continue  # trailing blank lines
-            if count < n_expected and want[count]:
-                out[count] = (i + 1, line.split())
+            if count < n_expected and pos[count] >= 0:
+                parse(int(pos[count]), i + 1, line.split())
             last = (i + 1, line)
             count += 1
     if count != n_expected:
@@ -180,30 +184,30 @@ def _stream_rows(path: Path, rows: np.ndarray, n_expected: int, what: str):
             f"has {count} rows but ImageList/Imagelist.txt lists {n_expected} images"
             + (" (truncated file?)" if count < n_expected else ""),
         )
-    return out, last
+    parse(-1, last[0], last[1].split())
 
 
 def read_tags(root, rows: np.ndarray, n_images: int, n_tags: int) -> sp.csr_matrix:
     """Rows ``rows`` of ``AllTags1k.txt`` as a CSR uint8 matrix."""
     path = _need(Path(root) / "NUS_WID_Tags" / "AllTags1k.txt", "tag matrix")
-    got, last = _stream_rows(path, rows, n_images, "tags")
-    last_tokens = last[1].split()
-    if len(last_tokens) != n_tags:
-        raise _err(path, last[0], f"has {len(last_tokens)} values, TagList1k.txt names {n_tags} tags")
-    indptr, indices = [0], []
-    for r in rows:
-        line_no, tok = got[int(r)]
+    per_row = [None] * len(rows)
+
+    def parse(k, line_no, tok):
         if len(tok) != n_tags:
             raise _err(path, line_no, f"has {len(tok)} values, TagList1k.txt names {n_tags} tags")
-        a = np.asarray(tok)
-        bad = np.flatnonzero((a != "0") & (a != "1"))
-        if bad.size:
-            raise _err(path, line_no, f"column {int(bad[0]) + 1}: expected 0 or 1, got {tok[bad[0]]!r}")
-        nz = np.flatnonzero(a == "1")
-        indices.append(nz)
-        indptr.append(indptr[-1] + nz.size)
-    indices = np.concatenate(indices) if indices else np.zeros(0, np.int64)
-    return sp.csr_matrix((np.ones(indices.size, np.uint8), indices, np.asarray(indptr)), shape=(len(rows), n_tags))
+        # fast path: n_tags one-character tokens joined -> bytes compared at C speed
+        joined = "".join(tok)
+        if len(joined) != n_tags or not set(joined) <= _BITS:
+            bad = next(j for j, t in enumerate(tok) if t not in ("0", "1"))
+            raise _err(path, line_no, f"column {bad + 1}: expected 0 or 1, got {tok[bad]!r}")
+        if k >= 0:
+            per_row[k] = np.flatnonzero(np.frombuffer(joined.encode("ascii"), dtype=np.uint8) == 49)
+
+    _stream_rows(path, rows, n_images, parse)
+    counts = np.fromiter((r.size for r in per_row), dtype=np.int64, count=len(per_row))
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    indices = np.concatenate(per_row) if per_row else np.zeros(0, np.int64)
+    return sp.csr_matrix((np.ones(indices.size, np.uint8), indices, indptr), shape=(len(rows), n_tags))
 
 
 def feature_file(root, ftype: str) -> Path:
@@ -220,11 +224,10 @@ def feature_file(root, ftype: str) -> Path:
 def read_features(root, ftype: str, rows: np.ndarray, n_images: int) -> np.ndarray:
     """Rows ``rows`` of one low-level feature file as float32 (len(rows), dim)."""
     path = feature_file(root, ftype)
-    got, last = _stream_rows(path, rows, n_images, ftype)
     dim = FEATURE_TYPES[ftype]
     out = np.empty((len(rows), dim), dtype=np.float32)
-    checks = [(last[0], last[1].split())] + [got[int(r)] for r in rows]
-    for k, (line_no, tok) in enumerate(checks):
+
+    def parse(k, line_no, tok):
         if len(tok) != dim:
             raise _err(path, line_no, f"has {len(tok)} values; {ftype} features are {dim}-D (truncated line?)")
         try:
@@ -234,8 +237,10 @@ def read_features(root, ftype: str, rows: np.ndarray, n_images: int) -> np.ndarr
             raise _err(path, line_no, f"not a number: {bad!r}") from None
         if not np.isfinite(vals).all():
             raise _err(path, line_no, "NaN or inf value")
-        if k:
-            out[k - 1] = vals
+        if k >= 0:
+            out[k] = vals
+
+    _stream_rows(path, rows, n_images, parse)
     return out
 
 
