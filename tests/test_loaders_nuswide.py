@@ -181,3 +181,14 @@ def test_select_images_recipe_logic():
     assert names == ["a", "b"]  # only a and b have > 1 single-concept image
     np.testing.assert_array_equal(rows, [0, 2, 4, 5])
     np.testing.assert_array_equal(groups, [0, 1, 1, 0])
+
+
+def test_select_images_exclusive_over_chosen():
+    # a is positive on rows 0,1,5 ; b on 1,2,4 ; c on 3 and 1
+    L = np.array([[1, 0, 0], [1, 1, 1], [0, 1, 0], [0, 0, 1], [0, 1, 0], [1, 0, 0]], dtype=bool)
+    rows, groups, names = select_images(L, ["a", "b", "c"], "hmlrf", n_groups=2, min_group_size=2,
+                                        exclusive="chosen", random_state=0)
+    assert names == ["a", "b"]  # c has only 2 positive images
+    np.testing.assert_array_equal(rows, [0, 2, 4, 5])  # row 1 is positive for both a and b
+    with pytest.raises(ValueError, match="exclusive must be"):
+        select_images(L, ["a", "b", "c"], "hmlrf", exclusive="all")

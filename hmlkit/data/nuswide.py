@@ -34,7 +34,8 @@ Sampling recipes (``recipe=``), our readings of the papers' text:
     ground truth is unambiguous. Concepts with more than ``min_group_size``
     (500) such images are eligible; ``n_groups`` (30) of them are drawn at
     random with ``random_state``; all their single-concept images are kept
-    unless ``max_per_group`` caps them (a seeded sample). The paper's exact
+    unless ``max_per_group`` caps them (a seeded sample); ``exclusive="chosen"``
+    reads "only positive" among the 30 drawn concepts instead. The paper's exact
     image list is not published, so its 17,523 is not reproduced exactly.
 ``"ghfart9"`` (Meng, Tan & Xu, TKDE 2014, Sec 6.1: nine classes dog, bear,
     cat, bird, flower, lake, sky, sunset, wedding; 23,284 images, "nearly
@@ -295,25 +296,38 @@ def _sample_groups(labels, caps, rng, single):
     return rows[order], groups[order]
 
 
-def select_images(labels, concepts, recipe, *, n_groups=30, min_group_size=500, max_per_group=None, random_state=0):
+def select_images(labels, concepts, recipe, *, n_groups=30, min_group_size=500, max_per_group=None,
+                  exclusive="pool", random_state=0):
     """Apply a sampling recipe to a (n_images, n_concepts) label matrix.
+
+    ``exclusive`` (``hmlrf`` only): ``"pool"`` = an image joins a group when the
+    concept is its only positive one in the whole pool, and eligibility counts
+    such images; ``"chosen"`` = eligibility counts every positive image, and
+    after the draw an image joins when the concept is its only positive one
+    among the drawn concepts (more images per group; the paper does not say
+    which it did).
 
     Returns ``(rows, groups, group_names)``; ``groups`` is None for ``recipe=None``.
     """
+    if exclusive not in ("pool", "chosen"):
+        raise ValueError(f"exclusive must be 'pool' or 'chosen', got {exclusive!r}")
     rng = np.random.default_rng(random_state)
     concepts = list(concepts)
     if recipe is None:
         return np.arange(labels.shape[0]), None, None
     if recipe == "hmlrf":
         single = labels.sum(axis=1) == 1
-        sizes = (labels & single[:, None]).sum(axis=0)
+        sizes = (labels & single[:, None]).sum(axis=0) if exclusive == "pool" else labels.sum(axis=0)
         eligible = np.flatnonzero(sizes > min_group_size)
         if eligible.size < n_groups:
+            kind = "single-concept " if exclusive == "pool" else ""
             raise ValueError(
-                f"recipe 'hmlrf' needs {n_groups} concepts with more than {min_group_size} single-concept "
+                f"recipe 'hmlrf' needs {n_groups} concepts with more than {min_group_size} {kind}"
                 f"images; only {eligible.size} qualify ({', '.join(concepts[i] for i in eligible) or 'none'})"
             )
         chosen = np.sort(rng.choice(eligible, size=n_groups, replace=False))
+        if exclusive == "chosen":
+            single = labels[:, chosen].sum(axis=1) == 1
         rows, groups = _sample_groups(labels[:, chosen], [max_per_group] * n_groups, rng, single)
         return rows, groups, [concepts[i] for i in chosen]
     if recipe in ("ghfart9", "ghfart18"):
@@ -339,6 +353,7 @@ def load_nuswide(
     n_groups: int = 30,
     min_group_size: int = 500,
     max_per_group: int | None = None,
+    exclusive: str = "pool",
     drop_untagged: bool = False,
     random_state=0,
     name: str | None = None,
@@ -358,7 +373,8 @@ def load_nuswide(
     recipe : "hmlrf", "ghfart9", "ghfart18" or None
     concepts : list of str, optional
         The concept pool (default: every ``Labels_*.txt`` present).
-    n_groups, min_group_size, max_per_group : recipe parameters (see module notes).
+    n_groups, min_group_size, max_per_group, exclusive : recipe parameters
+        (see the module notes and :func:`select_images`).
     drop_untagged : bool
         Drop selected images with none of the 1k tags.
     random_state : int
@@ -384,7 +400,7 @@ def load_nuswide(
         labels = read_concept_labels(root, pool, n_images)
         rows, groups, group_names = select_images(
             labels, pool, recipe, n_groups=n_groups, min_group_size=min_group_size,
-            max_per_group=max_per_group, random_state=random_state,
+            max_per_group=max_per_group, exclusive=exclusive, random_state=random_state,
         )
     else:
         rows, groups, group_names = np.arange(n_images), None, None
@@ -412,6 +428,7 @@ def load_nuswide(
     meta = {
         "source": str(root),
         "recipe": recipe,
+        "exclusive": exclusive,
         "features": feature_desc,
         "random_state": random_state,
         "image_index": rows.tolist(),
