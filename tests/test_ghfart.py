@@ -96,3 +96,18 @@ def test_bad_input():
     m = GHFART().partial_fit(X, Y)
     with pytest.raises(ValueError, match="features"):
         m.partial_fit(X[:, :3], Y)
+
+
+def test_seed_notebook_runs_quick(tmp_path):
+    import pathlib
+
+    import papermill as pm
+    import xarray as xr
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    pm.execute_notebook(str(root / "studies/seed_ghfart.ipynb"), str(tmp_path / "out.ipynb"),
+                        parameters={"profile": "quick", "n_seeds": 1, "results_dir": str(tmp_path / "r"),
+                                    "figures_dir": str(tmp_path / "f")}, cwd=str(root), progress_bar=False)
+    ds = xr.open_dataset(tmp_path / "r/seed_ghfart.nc")
+    assert ds.score.sizes["variant"] == 4 and float(ds.timing_s) > 0
+    assert (tmp_path / "f/seed_ghfart.png").exists()
