@@ -151,7 +151,7 @@ class LSR(BaseEstimator):
         neigh = np.array([row[row != i][:k] for i, row in enumerate(neigh)])
         n_jobs = self.n_jobs if self.n_jobs is not None else 1
         batches = np.array_split(np.arange(n), max(1, min(n, 4 * abs(n_jobs))))
-        parts = Parallel(n_jobs=n_jobs)(
+        parts = Parallel(n_jobs=n_jobs, prefer="threads")(
             delayed(_image_specific_batch)(b, F, neigh, T, float(self.alpha_image), self.max_iter, self.tol)
             for b in batches)
         S_img = np.vstack(parts)
@@ -159,7 +159,7 @@ class LSR(BaseEstimator):
         # tag-specific: each tag column from the other columns
         Tc = sp.csc_matrix(Y, dtype=np.float64)
         cbatches = np.array_split(np.arange(m), max(1, min(m, 4 * abs(n_jobs))))
-        parts = Parallel(n_jobs=n_jobs)(
+        parts = Parallel(n_jobs=n_jobs, prefer="threads")(
             delayed(_tag_specific_batch)(b, Tc, float(self.alpha_tag), self.max_iter, self.tol) for b in cbatches)
         Z = np.hstack(parts)  # (m, m), column j reconstructs tag j
         S_tag = np.asarray(Y.astype(np.float64) @ Z)
