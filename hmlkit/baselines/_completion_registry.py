@@ -24,6 +24,12 @@ def _lazy(module, cls):
     return factory
 
 
+def _cooccur(**params):
+    from ..complete import CooccurrenceCompleter  # the core's baseline
+
+    return CooccurrenceCompleter(**params)
+
+
 def _gc_factory(spec):
     """``<clustering>_gc``: GC completion from ``spec``'s clusters. Params go
     to the clusterer (e.g. ``n_clusters``, ``random_state``), except
@@ -81,7 +87,7 @@ def completion_methods():
         MethodSpec("fsnm", "completion", _lazy("sfss", "FSNMCompleter"), ("cmb",),
                    "Nie, Huang, Cai, Ding, NIPS 2010",
                    "joint l2,1-norm feature selection + regularised least squares"),
-        MethodSpec("cooccur", "completion", _lazy("cooccur", "CooccurrenceCompleter"), ("bitag",),
+        MethodSpec("cooccur", "completion", _cooccur, ("bitag",),
                    "tag co-occurrence baseline", "sum over observed tags i of P(j | i)"),
     ]
     methods += _gc_methods({m.name for m in methods})

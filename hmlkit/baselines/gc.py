@@ -10,51 +10,12 @@ a sample's score for tag ``j`` is the share of its cluster mates that carry
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from sklearn.base import BaseEstimator
 
 from .._validation import check_X, check_Y
 
-# The core (hmlkit.complete) owns these two functions; until it lands the
-# local versions below, with the same names and semantics, stand in.
-try:  # pragma: no cover - depends on what main holds
-    from ..complete import cluster_tag_scores, rank_observed_last  # noqa: F401
-except ImportError:  # pragma: no cover
-
-    def rank_observed_last(scores, Y):
-        """Return ``scores`` (float64 copy) with every observed tag of a row
-        ranked below every unobserved tag of that row, order kept within
-        each of the two groups."""
-        scores = np.array(scores, dtype=np.float64, copy=True)
-        Y = check_Y(Y, n_samples=scores.shape[0])
-        if Y.shape != scores.shape:
-            raise ValueError(f"scores shape {scores.shape} differs from Y shape {Y.shape}")
-        if Y.nnz and scores.size:
-            # one global offset larger than the score range keeps the order
-            # inside the observed group and puts all of it below the rest
-            offset = float(scores.max() - scores.min()) + 1.0
-            rows, cols = Y.nonzero()
-            scores[rows, cols] -= offset
-        return scores
-
-    def cluster_tag_scores(labels, Y):
-        """GC completion scores (Eq. 12, fixed): for sample ``i`` in cluster
-        ``c`` and tag ``j``, the share of the *other* members of ``c`` that
-        carry ``j``; 0 for a singleton cluster. Observed tags ranked last."""
-        Y = check_Y(Y)
-        labels = np.asarray(labels)
-        if labels.ndim != 1 or labels.shape[0] != Y.shape[0]:
-            raise ValueError(f"labels must be a 1-D array of length {Y.shape[0]}, got shape {labels.shape}")
-        _, inv = np.unique(labels, return_inverse=True)
-        n, k = Y.shape[0], int(inv.max()) + 1 if inv.size else 0
-        member = sp.csr_matrix((np.ones(n), (np.arange(n), inv)), shape=(n, k))
-        counts = np.asarray((member.T @ Y.astype(np.float64)).todense())  # (k, m)
-        size = np.bincount(inv, minlength=k).astype(np.float64)
-        num = counts[inv] - Y.toarray()
-        den = size[inv] - 1.0
-        scores = np.divide(num, den[:, None], out=np.zeros_like(num), where=den[:, None] > 0)
-        return rank_observed_last(scores, Y)
+from ..complete import cluster_tag_scores, rank_observed_last  # noqa: F401  (core rules, re-exported)
 
 
 def _cluster_input(X, Y, input_mode):

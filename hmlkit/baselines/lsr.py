@@ -37,7 +37,7 @@ from sklearn.linear_model import Lasso
 from sklearn.neighbors import NearestNeighbors
 
 from .._validation import check_X, check_Y
-from .gc import rank_observed_last
+from ..complete import rank_observed_last
 
 
 def _row_normalise(A):

@@ -48,7 +48,7 @@ from sklearn.linear_model import Ridge
 from sklearn.neighbors import kneighbors_graph
 
 from .._validation import check_random_state_seed, check_X, check_Y
-from .gc import rank_observed_last
+from ..complete import rank_observed_last
 
 _EPS = 1e-8
 
@@ -417,23 +417,7 @@ class FSNMCompleter(_SupervisedCompleter):
 
 # ------------------------------------------------------ the paper's protocol
 
-try:  # pragma: no cover - the core's metric once merged
-    from ..metrics import mean_average_precision
-except ImportError:  # pragma: no cover
-
-    def mean_average_precision(scores, truth):
-        """Annotation MAP: mean over labels with at least one positive of the
-        average precision of ranking the samples by their score."""
-        from sklearn.metrics import average_precision_score
-
-        T = truth.toarray() if sp.issparse(truth) else np.asarray(truth)
-        S = np.asarray(scores, dtype=np.float64)
-        if S.shape != T.shape:
-            raise ValueError(f"scores shape {S.shape} differs from truth shape {T.shape}")
-        cols = np.flatnonzero(T.any(axis=0))
-        if cols.size == 0:
-            raise ValueError("truth has no positive label")
-        return float(np.mean([average_precision_score(T[:, j], S[:, j]) for j in cols]))
+from ..metrics import mean_average_precision  # noqa: E402  (core metric)
 
 
 def label_share_study(X_train, Y_train, X_test, Y_test, shares, methods, n_repeats=1, random_state=0):
