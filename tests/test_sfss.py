@@ -167,3 +167,16 @@ def test_label_share_study_shape_and_values():
     assert set(np.unique(ds["best_setting"].sel(method="fsnm").values)) <= {0, 1}
     with pytest.raises(ValueError, match="shares"):
         label_share_study(X[:200], Y[:200], X[200:], Y[200:], [0.0], {}, 1)
+
+
+def test_sfss_system_iterative_solver_matches_dense(monkeypatch):
+    """Above the dense-size limit, P is applied by block PCG: same A and B."""
+    import hmlkit.baselines.sfss as S
+
+    X, Y = labelled_data(n=200, d=8)
+    lab = np.arange(200) < 30
+    A1, B1, F1, _, _ = sfss_system(X, Y.astype(float), lab, 0.5)
+    monkeypatch.setattr(S, "_DENSE_MAX_N", 10)
+    A2, B2, F2, _, _ = sfss_system(X, Y.astype(float), lab, 0.5)
+    np.testing.assert_allclose(A2, A1, rtol=1e-7, atol=1e-8 * np.abs(A1).max())
+    np.testing.assert_allclose(B2, B1, rtol=1e-4, atol=1e-6 * np.abs(B1).max())
