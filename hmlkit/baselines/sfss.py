@@ -550,7 +550,7 @@ def plot_label_share(datasets, paper=None):
     fig, axes = plt.subplots(1, len(datasets), figsize=(5 * len(datasets), 3.6), squeeze=False)
     for ax, (title, ds) in zip(axes[0], datasets.items()):
         for k, method in enumerate(ds.method.values):
-            y = ds["map"].sel(method=method).mean("repeat")
+            y = ds["map"].sel({"method": method}).mean("repeat")  # not sel(method=...): that is the lookup mode
             ax.plot(100 * ds.share.values, y.values, marker="o", color=f"C{k}", label=str(method))
             if paper and title in paper:
                 name, vals = paper[title]
