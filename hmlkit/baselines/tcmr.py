@@ -121,9 +121,14 @@ class TCMR(BaseEstimator):
         (None: 100 in that case, exact SVD otherwise).
     max_iter, tol : FISTA stopping rule (relative change of T).
     random_state : seed of the randomized SVD.
+
+    Defaults were chosen on the synthetic ``trecvid`` profile (n = 1200, 40 %
+    of tags hidden; AP@1 over lam in {0.05, 0.2}, beta in {0, 0.03, 0.1, 0.3},
+    neg_weight in {0.05, 0.2}); a strong Laplacian term (beta >= 0.3) over-
+    smooths when visual features are weak.
     """
 
-    def __init__(self, lam=0.05, beta=1.0, neg_weight=0.2, n_neighbors=10, max_rank=None, max_iter=200,
+    def __init__(self, lam=0.2, beta=0.1, neg_weight=0.2, n_neighbors=10, max_rank=None, max_iter=200,
                  tol=1e-4, random_state=None):
         self.lam = lam
         self.beta = beta
