@@ -10,11 +10,9 @@ a sample's score for tag ``j`` is the share of its cluster mates that carry
 from __future__ import annotations
 
 import numpy as np
-
 from sklearn.base import BaseEstimator
 
 from .._validation import check_X, check_Y
-
 from ..complete import cluster_tag_scores, rank_observed_last  # noqa: F401  (core rules, re-exported)
 
 
