@@ -19,3 +19,27 @@ def completion_methods():
                    f"HML-RF({m}) tag completion")
         for m in ("LN", "GC", "AM")
     ]
+
+
+def _mhcrf_detector(**params):
+    from .mhcrf import MHCRFTagCompleter
+
+    return MHCRFTagCompleter(**params)
+
+
+def mhcrf_completion_methods():
+    """M-HCRF (seed 003) used as a per-tag detector: cross-validated P(tag | visual, other tags)."""
+    return [
+        MethodSpec("mhcrf", "completion", _mhcrf_detector, ("detscore", "cmb"),
+                   "Jiang, Wu, Zhang, Tang, Lu, Zhuang, Pattern Recognit. Lett. 2015",
+                   "M-HCRF per-tag detectors (visual PCA + other observed tags), cross-validated "
+                   "detection probabilities as completion scores; the detector use of M-HCRF, not its "
+                   "paper's application. Cost: n_tags x n_folds fits; tags= restricts to a subset"),
+    ]
+
+
+_completion_methods_before_mhcrf = completion_methods
+
+
+def completion_methods():  # noqa: F811 - extends the list above (append-only registry edits)
+    return list(_completion_methods_before_mhcrf()) + mhcrf_completion_methods()
