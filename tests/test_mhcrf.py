@@ -244,3 +244,28 @@ def test_registry_entry():
     assert spec.kind == "completion"
     est = spec.factory(tags=[0], n_folds=2, n_components=3, n_hidden=1, max_iter=10)
     assert isinstance(est, MHCRFTagCompleter)
+
+
+def test_study_protocol_on_hand_made_data():
+    from sklearn.base import clone
+
+    from hmlkit.baselines.mhcrf_baselines import run_mhcrf_study
+    from hmlkit.data import TaggedData
+
+    rng = np.random.default_rng(0)
+    g = np.repeat(np.arange(3), 40)
+    X = rng.normal(size=(120, 12)) + 1.5 * np.eye(12)[g]
+    Y = (rng.random((120, 9)) < 0.05 + 0.5 * np.eye(9)[g]).astype(np.uint8)
+    data = TaggedData(X, Y, groups=g)
+    ds = run_mhcrf_study(data, concepts=[0, 2], n_rounds=1, n_pos=15, n_neg=30, n_pca=5, n_hidden=2,
+                         hidden_grid=(1, 2), mhcrf_params={"n_restarts": 1, "max_iter": 50}, cca_components=3)
+    assert ds.f1.dims == ("method", "concept", "round") and ds.f1.shape == (3, 2, 1)
+    assert ds.f1_hidden.shape == (2, 2, 1)
+    assert np.all(ds.f1.values > 0.5)
+    # the grid's n_hidden=2 run is the same model as the table's M-HCRF
+    np.testing.assert_allclose(ds.f1_hidden.sel(n_hidden=2).values, ds.f1.sel({"method": "mhcrf"}).values)
+    with pytest.raises(ValueError, match="unknown concept"):
+        run_mhcrf_study(data, concepts=[7])
+    with pytest.raises(ValueError, match="exceeds 12"):
+        run_mhcrf_study(data, hidden_grid=(13,))
+    assert clone(MHCRF(n_hidden=4)).get_params()["n_hidden"] == 4

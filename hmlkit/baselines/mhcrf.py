@@ -62,10 +62,10 @@ import numbers
 
 import numpy as np
 import scipy.optimize
-import scipy.sparse as sp
 from scipy.special import logsumexp
+from sklearn.base import BaseEstimator
 
-from .._validation import check_random_state_seed, check_X
+from .._validation import check_random_state_seed, check_X, check_Y
 
 MAX_HIDDEN = 12
 MAX_CONFIGS = 4096
@@ -249,7 +249,7 @@ def _check_two_views(X_vis, X_tag):
     return Xv, Xt
 
 
-class MHCRF:
+class MHCRF(BaseEstimator):
     """Multi-modal hidden conditional random field classifier (Jiang et al. 2015).
 
     Parameters
@@ -512,8 +512,6 @@ def mhcrf_tag_scores(X, Y, tags=None, n_folds=3, n_components=20, n_hidden=2, n_
     from sklearn.decomposition import PCA
 
     Xc = check_X(X, dtype=np.float64, min_samples=2)
-    from .._validation import check_Y
-
     Yc = check_Y(Y, n_samples=Xc.shape[0])
     tags = _tags_arg(tags, Yc.shape[1])
     if not isinstance(n_folds, numbers.Integral) or n_folds < 2:
@@ -537,7 +535,7 @@ def mhcrf_tag_scores(X, Y, tags=None, n_folds=3, n_components=20, n_hidden=2, n_
     return np.column_stack(cols) if cols else np.zeros((Xc.shape[0], 0))
 
 
-class MHCRFTagCompleter:
+class MHCRFTagCompleter(BaseEstimator):
     """Tag completion by M-HCRF per-tag detection (the detector use of seed 003).
 
     Not the paper's own application (M-HCRF classifies one category at a
@@ -549,7 +547,7 @@ class MHCRFTagCompleter:
     ``tags`` restricts the detectors to a subset (cost is linear in the number
     of tags: 114 tags × 3 folds ≈ 340 fits); tags outside it score below every
     detected tag (their training frequency minus 2, still ordered by
-    frequency).
+    frequency). Observed tags are ranked last (:func:`hmlkit.complete.rank_observed_last`).
     """
 
     def __init__(self, tags=None, n_folds=3, n_components=20, n_hidden=2, n_states=2, C=1.0,
@@ -567,7 +565,7 @@ class MHCRFTagCompleter:
 
     def fit(self, X, Y, layers=None):
         """``layers`` is accepted for interface compatibility and ignored (flat detectors)."""
-        from .._validation import check_Y
+        from ..complete import rank_observed_last
 
         Xc = check_X(X, dtype=np.float64, min_samples=2)
         Yc = check_Y(Y, n_samples=Xc.shape[0])
@@ -579,9 +577,7 @@ class MHCRFTagCompleter:
         freq = np.asarray(Yc.mean(axis=0)).ravel()
         scores = np.broadcast_to(freq - 2.0, Yc.shape).copy()
         scores[:, tags] = det
-        Yd = Yc.toarray().astype(bool)
-        # observed tags last, keeping their relative order
-        scores[Yd] = scores[Yd] - (scores.max() - scores.min() + 1.0)
+        scores = rank_observed_last(scores, Yc)
         self.tags_ = tags
         self.scores_ = scores
         self.n_samples_ = Xc.shape[0]
