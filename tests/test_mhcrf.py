@@ -194,6 +194,9 @@ def test_protocol_helpers():
     res = run_concept(Xv, Xt, y, np.arange(0, 60, 2), np.arange(1, 60, 2),
                       {"svm": SVMBaseline(random_state=0), "mhcrf": MHCRF(n_hidden=1, n_restarts=1, random_state=0)})
     assert set(res) == {"svm", "mhcrf"} and all(r[0] >= 0.9 for r in res.values())
+    res = run_concept(Xv, Xt, y, np.arange(0, 60, 2), np.arange(1, 60, 2), {"svm": SVMBaseline(random_state=0)},
+                      C_grid=(0.01, 1.0))
+    assert res["svm"][2] in (0.01, 1.0)
 
 
 def _tag_data(n=90, seed=0):
@@ -269,3 +272,22 @@ def test_study_protocol_on_hand_made_data():
     with pytest.raises(ValueError, match="exceeds 12"):
         run_mhcrf_study(data, hidden_grid=(13,))
     assert clone(MHCRF(n_hidden=4)).get_params()["n_hidden"] == 4
+
+
+def test_ccasvm_prefit_projection_survives_clone_and_equals_unlabeled_fit():
+    from sklearn.base import clone
+
+    from hmlkit.baselines.mhcrf_baselines import CCAProjection
+
+    Xv, Xt, y = _separable(n=80, seed=3)
+    tr, te = np.arange(0, 80, 2), np.arange(1, 80, 2)
+    order = np.concatenate([tr, te])
+    proj = CCAProjection(n_components=3).fit(Xv[order], Xt[order])
+    a = clone(CCASVM(n_components=3, projection=proj, random_state=0)).fit(Xv[tr], Xt[tr], y[tr])
+    b = CCASVM(n_components=3, random_state=0).fit(Xv[tr], Xt[tr], y[tr], X_vis_unlabeled=Xv[te],
+                                                   X_tag_unlabeled=Xt[te])
+    np.testing.assert_allclose(a.decision_function(Xv, Xt), b.decision_function(Xv, Xt), rtol=1e-6, atol=1e-8)
+    with pytest.raises(ValueError, match="fitted CCAProjection"):
+        CCASVM(projection=CCAProjection()).fit(Xv, Xt, y)
+    with pytest.raises(ValueError, match="both"):
+        CCASVM().fit(Xv, Xt, y, X_vis_unlabeled=Xv)
