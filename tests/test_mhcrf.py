@@ -291,3 +291,14 @@ def test_ccasvm_prefit_projection_survives_clone_and_equals_unlabeled_fit():
         CCASVM(projection=CCAProjection()).fit(Xv, Xt, y)
     with pytest.raises(ValueError, match="both"):
         CCASVM().fit(Xv, Xt, y, X_vis_unlabeled=Xv)
+
+
+def test_chunked_prediction_matches_per_sample_prediction():
+    Xv, Xt, y = _tiny(n=20, K=2)
+    mdl = MHCRF(n_hidden=10, n_restarts=1, max_iter=3, init_scale=0.5, random_state=0).fit(Xv, Xt, y)
+    rng = np.random.default_rng(4)
+    Bv, Bt = rng.normal(size=(1500, 3)), (rng.random((1500, 4)) < 0.4).astype(float)  # > one chunk (976)
+    P = mdl.predict_proba(Bv, Bt)
+    np.testing.assert_allclose(P[[0, 977, 1499]], np.vstack([mdl.predict_proba(Bv[[i]], Bt[[i]])
+                                                             for i in (0, 977, 1499)]), rtol=1e-12)
+    assert mdl.hidden_marginals(Bv, Bt).shape == (1500, 10, 2)

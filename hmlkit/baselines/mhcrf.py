@@ -415,15 +415,20 @@ class MHCRF(BaseEstimator):
                 f"got {Xv.shape[1]} and {Xt.shape[1]}")
         return self._prep_vis(Xv), Xt
 
-    def _log_joint(self, X_vis, X_tag):
+    def _per_chunk(self, X_vis, X_tag, fn):
+        """Apply ``fn`` to Φ of sample chunks (bounded (chunk, K, C) blocks) and stack the results."""
         Xv, Xt = self._check_fitted_input(X_vis, X_tag)
-        return _scores(self.params_, self._layout, self._B, self._Bp, Xv, Xt)  # (n, K, C)
+        chunk = max(1, 2_000_000 // (self._layout.K * self._B.shape[0]))
+        return np.concatenate([fn(_scores(self.params_, self._layout, self._B, self._Bp, Xv[s:s + chunk],
+                                          Xt[s:s + chunk])) for s in range(0, Xv.shape[0], chunk)])
 
     def predict_log_proba(self, X_vis, X_tag):
         """log P(y | x, z) = log Σ_h P(y, h | x, z), shape (n, n_classes)."""
-        F = self._log_joint(X_vis, X_tag)
-        Fy = logsumexp(F, axis=2)
-        return Fy - logsumexp(Fy, axis=1, keepdims=True)
+        def lp(F):
+            Fy = logsumexp(F, axis=2)
+            return Fy - logsumexp(Fy, axis=1, keepdims=True)
+
+        return self._per_chunk(X_vis, X_tag, lp)
 
     def predict_proba(self, X_vis, X_tag):
         return np.exp(self.predict_log_proba(X_vis, X_tag))
@@ -441,10 +446,12 @@ class MHCRF(BaseEstimator):
 
     def hidden_marginals(self, X_vis, X_tag):
         """P(h_j = a | x, z) with y summed out, shape (n, m, n_states): the latent representation."""
-        F = self._log_joint(X_vis, X_tag)
-        n = F.shape[0]
-        Pc = np.exp(logsumexp(F, axis=1) - logsumexp(F.reshape(n, -1), axis=1)[:, None])
-        return (Pc @ self._B).reshape(n, self._layout.m, self._layout.S)
+        def marg(F):
+            n = F.shape[0]
+            Pc = np.exp(logsumexp(F, axis=1) - logsumexp(F.reshape(n, -1), axis=1)[:, None])
+            return (Pc @ self._B).reshape(n, self._layout.m, self._layout.S)
+
+        return self._per_chunk(X_vis, X_tag, marg)
 
     def score(self, X_vis, X_tag, y):
         return float(np.mean(self.predict(X_vis, X_tag) == np.asarray(y)))
