@@ -262,7 +262,7 @@ def test_study_protocol_on_hand_made_data():
     data = TaggedData(X, Y, groups=g)
     ds = run_mhcrf_study(data, concepts=[0, 2], n_rounds=1, n_pos=15, n_neg=30, n_pca=5, n_hidden=2,
                          hidden_grid=(1, 2), mhcrf_params={"n_restarts": 1, "max_iter": 50}, cca_components=3)
-    assert ds.f1.dims == ("method", "concept", "round") and ds.f1.shape == (3, 2, 1)
+    assert ds.f1.dims == ("method", "concept", "round") and ds.f1.shape == (6, 2, 1)
     assert ds.f1_hidden.shape == (2, 2, 1)
     assert np.all(ds.f1.values > 0.5)
     # the grid's n_hidden=2 run is the same model as the table's M-HCRF
@@ -302,3 +302,23 @@ def test_chunked_prediction_matches_per_sample_prediction():
     np.testing.assert_allclose(P[[0, 977, 1499]], np.vstack([mdl.predict_proba(Bv[[i]], Bt[[i]])
                                                              for i in (0, 977, 1499)]), rtol=1e-12)
     assert mdl.hidden_marginals(Bv, Bt).shape == (1500, 10, 2)
+
+
+def test_crf_baselines_are_logistic_regressions():
+    from sklearn.linear_model import LogisticRegression
+
+    from hmlkit.baselines.mhcrf_baselines import CCACRF, CRFBaseline, UniModalCRF
+
+    Xv, Xt, y = _separable(n=80, seed=4)
+    crf = CRFBaseline(C=0.3, standardize=False).fit(Xv, Xt, y)
+    ref = LogisticRegression(C=0.3, max_iter=2000).fit(np.hstack([Xv, Xt]), y)
+    np.testing.assert_allclose(crf.decision_function(Xv, Xt), ref.decision_function(np.hstack([Xv, Xt])), rtol=1e-6)
+    uni = UniModalCRF(C=0.3, standardize=False).fit(Xv, Xt, y)
+    lv = LogisticRegression(C=0.3, max_iter=2000).fit(Xv, y).predict_log_proba(Xv)
+    lt = LogisticRegression(C=0.3, max_iter=2000).fit(Xt, y).predict_log_proba(Xt)
+    np.testing.assert_allclose(uni.decision_function(Xv, Xt), (lv[:, 1] + lt[:, 1]) - (lv[:, 0] + lt[:, 0]), rtol=1e-6)
+    assert np.mean(uni.predict(Xv, Xt) == y) >= 0.9
+    cc = CCACRF(n_components=3).fit(Xv[::2], Xt[::2], y[::2])
+    assert np.mean(cc.predict(Xv[1::2], Xt[1::2]) == y[1::2]) >= 0.9
+    with pytest.raises(ValueError, match="not fitted"):
+        UniModalCRF().predict(Xv, Xt)
