@@ -508,8 +508,9 @@ def mhcrf_tag_scores(X, Y, tags=None, n_folds=3, n_components=20, n_hidden=2, n_
 
     Cost: ``len(tags) × n_folds`` M-HCRF fits, each ``n_restarts`` L-BFGS runs
     of at most ``max_iter`` iterations on ~n(1 − 1/n_folds) samples with
-    ``n_states ** n_hidden`` configurations; roughly 0.1-0.5 s per fit for
-    n ≈ 1000, 20 + 113 features, 2 binary hidden variables, on one core.
+    ``n_states ** n_hidden`` configurations. Measured (defaults, one shared
+    core): all 114 tags of the synthetic trecvid profile at n = 600 took
+    80 s (342 fits, ≈ 0.23 s each); time grows about linearly with n.
 
     Returns
     -------
