@@ -322,3 +322,18 @@ def test_crf_baselines_are_logistic_regressions():
     assert np.mean(cc.predict(Xv[1::2], Xt[1::2]) == y[1::2]) >= 0.9
     with pytest.raises(ValueError, match="not fitted"):
         UniModalCRF().predict(Xv, Xt)
+
+
+def test_balanced_class_weight_equals_duplicating_the_minority_class():
+    rng = np.random.default_rng(6)
+    Xv, Xt = rng.normal(size=(30, 3)), (rng.random((30, 4)) < 0.4).astype(float)
+    y = np.r_[np.ones(10, int), np.zeros(20, int)]
+    Xv[:10, 0] += 1.0
+    # balanced weights: 30 / (2 * 10) = 1.5 for class 1, 0.75 for class 0 = 0.75 * (2, 1)
+    a = MHCRF(n_hidden=2, C=2.0, class_weight="balanced", n_restarts=1, standardize=False, random_state=0,
+              tol=1e-9, max_iter=500).fit(Xv, Xt, y)
+    dup = np.r_[np.arange(30), np.arange(10)]
+    b = MHCRF(n_hidden=2, C=1.5, n_restarts=1, standardize=False, random_state=0, tol=1e-9,
+              max_iter=500).fit(Xv[dup], Xt[dup], y[dup])
+    assert a.objective_ == pytest.approx(b.objective_, rel=1e-6)
+    np.testing.assert_allclose(a.predict_proba(Xv, Xt), b.predict_proba(Xv, Xt), atol=1e-4)
