@@ -250,6 +250,17 @@ class CCACRF(CCASVM):
     _classifier = "crf"
 
 
+def _lr_log_proba(clf, X):
+    """log P(y | x) of a fitted LogisticRegression from its decision values (finite where
+    ``predict_log_proba`` would take log 0)."""
+    from scipy.special import log_expit, log_softmax
+
+    f = clf.decision_function(X)
+    if f.ndim == 1:
+        return np.column_stack([log_expit(-f), log_expit(f)])
+    return log_softmax(f, axis=1)
+
+
 class UniModalCRF(_TwoViewLinear):
     """The paper's "Uni-modal model": one CRF (logistic regression) per modality, trained independently,
     combined "by multiplying the probabilities computed by each CRF" (renormalised over classes)."""
@@ -274,7 +285,7 @@ class UniModalCRF(_TwoViewLinear):
 
     def predict_log_proba(self, X_vis, X_tag):
         Xv, Xt = self._check_fitted(X_vis, X_tag)
-        lp = self.clf_vis_.predict_log_proba(self._vis(Xv)) + self.clf_.predict_log_proba(Xt)
+        lp = _lr_log_proba(self.clf_vis_, self._vis(Xv)) + _lr_log_proba(self.clf_, Xt)
         return lp - np.logaddexp.reduce(lp, axis=1, keepdims=True)
 
     def decision_function(self, X_vis, X_tag):
