@@ -252,7 +252,7 @@ def test_registry_entry():
 def test_study_protocol_on_hand_made_data():
     from sklearn.base import clone
 
-    from hmlkit.baselines.mhcrf_baselines import run_mhcrf_study
+    from hmlkit.baselines.mhcrf_baselines import mhcrf_study_summary, run_mhcrf_study
     from hmlkit.data import TaggedData
 
     rng = np.random.default_rng(0)
@@ -265,6 +265,9 @@ def test_study_protocol_on_hand_made_data():
     assert ds.f1.dims == ("method", "concept", "round") and ds.f1.shape == (6, 2, 1)
     assert ds.f1_hidden.shape == (2, 2, 1)
     assert np.all(ds.f1.values > 0.5)
+    table, wins = mhcrf_study_summary(ds)
+    assert list(table.index) == list(ds.method.values) and set(wins) == set(ds.method.values[1:])
+    assert table.loc["mhcrf", "F1 mean (ours)"] == pytest.approx(float(ds.f1.sel({"method": "mhcrf"}).mean()))
     # the grid's n_hidden=2 run is the same model as the table's M-HCRF
     np.testing.assert_allclose(ds.f1_hidden.sel(n_hidden=2).values, ds.f1.sel({"method": "mhcrf"}).values)
     with pytest.raises(ValueError, match="unknown concept"):
