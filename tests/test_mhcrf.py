@@ -261,7 +261,8 @@ def test_study_protocol_on_hand_made_data():
     Y = (rng.random((120, 9)) < 0.05 + 0.5 * np.eye(9)[g]).astype(np.uint8)
     data = TaggedData(X, Y, groups=g)
     ds = run_mhcrf_study(data, concepts=[0, 2], n_rounds=1, n_pos=15, n_neg=30, n_pca=5, n_hidden=2,
-                         hidden_grid=(1, 2), mhcrf_params={"n_restarts": 1, "max_iter": 50}, cca_components=3)
+                         hidden_grid=(1, 2), mhcrf_params={"n_restarts": 1, "max_iter": 50}, cca_components=3,
+                         C_grid=None)
     assert ds.f1.dims == ("method", "concept", "round") and ds.f1.shape == (6, 2, 1)
     assert ds.f1_hidden.shape == (2, 2, 1)
     assert np.all(ds.f1.values > 0.5)
@@ -300,11 +301,11 @@ def test_chunked_prediction_matches_per_sample_prediction():
     Xv, Xt, y = _tiny(n=20, K=2)
     mdl = MHCRF(n_hidden=10, n_restarts=1, max_iter=3, init_scale=0.5, random_state=0).fit(Xv, Xt, y)
     rng = np.random.default_rng(4)
-    Bv, Bt = rng.normal(size=(1500, 3)), (rng.random((1500, 4)) < 0.4).astype(float)  # > one chunk (976)
+    Bv, Bt = rng.normal(size=(1000, 3)), (rng.random((1000, 4)) < 0.4).astype(float)  # > one chunk (976)
     P = mdl.predict_proba(Bv, Bt)
-    np.testing.assert_allclose(P[[0, 977, 1499]], np.vstack([mdl.predict_proba(Bv[[i]], Bt[[i]])
-                                                             for i in (0, 977, 1499)]), rtol=1e-12)
-    assert mdl.hidden_marginals(Bv, Bt).shape == (1500, 10, 2)
+    np.testing.assert_allclose(P[[0, 977, 999]], np.vstack([mdl.predict_proba(Bv[[i]], Bt[[i]])
+                                                             for i in (0, 977, 999)]), rtol=1e-12)
+    assert mdl.hidden_marginals(Bv, Bt).shape == (1000, 10, 2)
 
 
 def test_crf_baselines_are_logistic_regressions():
@@ -340,3 +341,17 @@ def test_balanced_class_weight_equals_duplicating_the_minority_class():
               max_iter=500).fit(Xv[dup], Xt[dup], y[dup])
     assert a.objective_ == pytest.approx(b.objective_, rel=1e-6)
     np.testing.assert_allclose(a.predict_proba(Xv, Xt), b.predict_proba(Xv, Xt), atol=1e-4)
+
+
+def test_study_config_validates():
+    from hmlkit.baselines.mhcrf_baselines import mhcrf_study_config
+
+    cfg = mhcrf_study_config("quick", 0, n_rounds=2)
+    assert cfg["n_rounds"] == 2 and cfg["profile"] == "quick"
+    for kw in ({"n_rounds": 0}, {"hidden_grid": (13,)}, {"C_grid": (0.0,)}, {"n_pca": -1}, {"bogus": 1}):
+        with pytest.raises(ValueError):
+            mhcrf_study_config("quick", 0, **kw)
+    with pytest.raises(ValueError, match="profile"):
+        mhcrf_study_config("huge")
+    with pytest.raises(ValueError, match="seed"):
+        mhcrf_study_config("quick", -1)

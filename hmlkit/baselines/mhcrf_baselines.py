@@ -525,11 +525,14 @@ def run_mhcrf_study(data, concepts=None, n_rounds=1, n_pos=150, n_neg=250, n_pca
 #: Table 3's hidden grid) on every concept of the synthetic trecvid profile
 MHCRF_PROFILES = {
     "quick": dict(n_samples=600, n_concepts=3, n_rounds=1, n_pos=30, n_neg=60, n_pca=10, n_hidden=3,
-                  hidden_grid=(1, 2, 3), mhcrf_params={"n_restarts": 1, "max_iter": 100}),
+                  hidden_grid=(1, 2, 3), mhcrf_params={"n_restarts": 1, "max_iter": 100},
+                  C_grid=(0.1, 1.0, 10.0)),
     "standard": dict(n_samples=None, n_concepts=None, n_rounds=2, n_pos=150, n_neg=250, n_pca=20, n_hidden=3,
-                     hidden_grid=(1, 2, 3, 5), mhcrf_params={"n_restarts": 3, "max_iter": 200}),
+                     hidden_grid=(1, 2, 3, 5), mhcrf_params={"n_restarts": 3, "max_iter": 200},
+                     C_grid=(0.01, 0.1, 1.0, 10.0, 100.0)),
     "paper": dict(n_samples=None, n_concepts=None, n_rounds=5, n_pos=150, n_neg=250, n_pca=20, n_hidden=3,
-                  hidden_grid=(1, 2, 3, 5, 10), mhcrf_params={"n_restarts": 3, "max_iter": 300}),
+                  hidden_grid=(1, 2, 3, 5, 10), mhcrf_params={"n_restarts": 3, "max_iter": 300},
+                  C_grid=(0.01, 0.1, 1.0, 10.0, 100.0)),
 }
 
 
@@ -556,6 +559,11 @@ def mhcrf_study_config(profile="quick", seed=0, **overrides):
     for h in grid + (cfg["n_hidden"],):
         MHCRF(n_hidden=h)._check_params()
     cfg["hidden_grid"] = grid
+    if cfg["C_grid"] is not None:
+        cg = tuple(cfg["C_grid"])
+        if not cg or any(not isinstance(c, numbers.Real) or not np.isfinite(c) or c <= 0 for c in cg):
+            raise ValueError(f"C_grid must be None or a non-empty list of positive numbers, got {cfg['C_grid']!r}")
+        cfg["C_grid"] = cg
     cfg["profile"], cfg["seed"] = profile, int(seed)
     return cfg
 
