@@ -28,9 +28,13 @@ def _mhcrf_detector(**params):
 
 
 def mhcrf_completion_methods():
-    """M-HCRF (seed 003) used as a per-tag detector: cross-validated P(tag | visual, other tags)."""
+    """M-HCRF (seed 003) used as a per-tag detector: cross-validated P(tag | visual, other tags).
+
+    Input: visual features and observed tags together ("cmb"). Its scores are also DetScore-style
+    features: ``hmlkit.baselines.mhcrf.mhcrf_tag_scores``.
+    """
     return [
-        MethodSpec("mhcrf", "completion", _mhcrf_detector, ("detscore", "cmb"),
+        MethodSpec("mhcrf", "completion", _mhcrf_detector, ("cmb",),
                    "Jiang, Wu, Zhang, Tang, Lu, Zhuang, Pattern Recognit. Lett. 2015",
                    "M-HCRF per-tag detectors (visual PCA + other observed tags), cross-validated "
                    "detection probabilities as completion scores; the detector use of M-HCRF, not its "
