@@ -30,6 +30,15 @@ def _cooccur(**params):
     return CooccurrenceCompleter(**params)
 
 
+def _mhcrf_detector(**params):
+    """M-HCRF (seed 003) as a per-tag detector: cross-validated P(tag | visual,
+    other tags); its scores are also DetScore-style features
+    (``hmlkit.baselines.mhcrf.mhcrf_tag_scores``)."""
+    from .mhcrf import MHCRFTagCompleter
+
+    return MHCRFTagCompleter(**params)
+
+
 def _gc_factory(spec):
     """``<clustering>_gc``: GC completion from ``spec``'s clusters. Params go
     to the clusterer (e.g. ``n_clusters``, ``random_state``), except
@@ -89,6 +98,11 @@ def completion_methods():
                    "joint l2,1-norm feature selection + regularised least squares"),
         MethodSpec("cooccur", "completion", _cooccur, ("bitag",),
                    "tag co-occurrence baseline", "sum over observed tags i of P(j | i)"),
+        MethodSpec("mhcrf", "completion", _mhcrf_detector, ("cmb",),
+                   "Jiang, Wu, Zhang, Tang, Lu, Zhuang, Pattern Recognit. Lett. 2015",
+                   "M-HCRF per-tag detectors (visual PCA + other observed tags), cross-validated "
+                   "detection probabilities as completion scores; the detector use of M-HCRF, not its "
+                   "paper's application. Cost: n_tags x n_folds fits; tags= restricts to a subset"),
     ]
     methods += _gc_methods({m.name for m in methods})
     return methods
