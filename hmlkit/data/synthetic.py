@@ -31,12 +31,21 @@ the features:
      group and true-tag word distributions; counts are L1-normalised.
    * ``nuswide``: 4096-d CNN-like activations, ``relu(z W + b + sigma*eps)``
      with a latent ``z`` mixing group, true-tag and nuisance embeddings and
-     latent noise; non-negative and sparse-ish. Generated in float32 chunks.
+     latent noise; non-negative and sparse-ish (~80 % zeros). Groups and tags
+     are each a few latent "visual concepts" and every unit loads on a few
+     concepts (selective units, as in fc layers). Generated in float32 chunks.
 
-   The group signal is spread thinly over many dimensions, so clustering the
-   features alone is weak (K-means NMI ~0.2, as Table 1), while a model that
-   uses the tags to pick the informative dimensions can still place samples
-   whose observed tags are missing or uninformative.
+   Of the signal mass (per sample ``1 - noise`` on average, Beta-spread so
+   that some samples are typical and some are not), a share ``group_share``
+   is the group's own look and the rest the true tags' looks weighted by a
+   per-layer *visual salience*: events (abstract tags) are barely visible,
+   scenes (generic tags) dominate the look, objects (topic tags) lie between.
+   So the features mostly vary with group-unspecific things, and the group
+   signal is spread thinly over many dimensions: clustering the features
+   alone is weak (K-means NMI ~0.2, as Table 1), while a model that uses the
+   (abstract) tags to pick the informative dimensions can still place
+   samples whose observed tags are missing or uninformative -- and a model
+   that follows all tags flat is pulled towards the salient generic ones.
 
 4. **Observed tags**: a random subset of the true ones. Each sample has a
    tagging effort (Gamma-distributed, mean 1) scaling per-layer observation
@@ -44,8 +53,21 @@ the features:
    generic tags -- the hard cases where the visual features must help.
 
 Knobs (keyword arguments, defaults from the profile): ``noise``,
-``obs_rate_abstract``, ``obs_rate_specific``, ``untagged_share``,
-``generic_only_share``. Every parameter used is stored in ``meta``.
+``group_share``, ``obs_rate_abstract``, ``obs_rate_specific``,
+``untagged_share``, ``generic_only_share``. Every parameter used is stored in
+``meta``. Independent random streams serve the world, the samples' groups and
+true tags, the features and the observation, so changing a feature knob
+leaves the tags unchanged and vice versa.
+
+Calibration measured with the defaults, ``random_state=0`` (Table 1 / 2 of
+the paper in brackets): trecvid -- K-means (k=15, n_init=10) on X NMI 0.23
+[0.19]; spectral clustering of tag cosine similarities (20-NN) NMI 0.65
+[0.73]; 3.95 observed tags per sample [~4], 8 % untagged. Over seeds 0-3 the
+K-means NMI ranges 0.14-0.30. The kit's HMLClustering (100 trees, true
+layers) reaches NMI 0.94 [0.90] (NoCorr 0.92, FlatTags 0.89), 0.90 on the
+untagged samples alone. nuswide (n_samples=4000) -- K-means (k=30) NMI 0.25
+[0.26]; tags 0.62 [0.59]; HMLClustering (50 trees, the generator's two
+layers) 0.68 [0.67]; 4.75 tags per sample at full size [4.8].
 """
 from __future__ import annotations
 
@@ -125,6 +147,9 @@ PROFILES = {
         salience=(0.5, 3.0, 1.0),
         noise=0.5,
         latent_dim=128,
+        unit_selectivity=0.05,  # share of latent factors loading on a feature unit
+        concepts_per_group=4,  # latent factors a group / a tag activates
+        concepts_per_tag=3,
         n_styles=10,
         obs_rate_abstract=0.8,
         obs_rate_specific=0.24,
@@ -321,10 +346,22 @@ def _cnn_features(p, w_rng, groups, Y_true, salience, rng, chunk=2048):
     d, L = p["n_features"], p["latent_dim"]
     G, m = p["n_groups"], p["n_tags"]
     f32 = np.float32
-    W = (w_rng.standard_normal((L, d), dtype=f32) / np.sqrt(L)).astype(f32)
+    # sparse-ish loadings: each unit is driven by a few latent factors, as
+    # fc-layer units are selective for a few visual concepts
+    mask = w_rng.random((L, d)) < p["unit_selectivity"]
+    W = np.where(mask, w_rng.standard_normal((L, d), dtype=f32), f32(0.0))
+    W /= np.maximum(np.sqrt((W * W).sum(0, keepdims=True)), f32(1e-6))  # unit-norm columns
     b = (w_rng.normal(-0.6, 0.3, size=d)).astype(f32)  # negative bias: ~70 % units off
-    e_g = w_rng.standard_normal((G, L), dtype=f32)
-    e_t = w_rng.standard_normal((m, L), dtype=f32)
+
+    def sparse_embed(k, active):
+        # each group / tag is a few latent visual concepts (same expected norm as dense)
+        E = np.zeros((k, L), dtype=f32)
+        for i in range(k):
+            E[i, w_rng.choice(L, size=active, replace=False)] = w_rng.standard_normal(active) * np.sqrt(L / active)
+        return E
+
+    e_g = sparse_embed(G, p["concepts_per_group"])
+    e_t = sparse_embed(m, p["concepts_per_tag"])
     e_s = w_rng.standard_normal((p["n_styles"], L), dtype=f32)
 
     noise = p["noise"]
