@@ -61,6 +61,8 @@ class HMLForest(BaseEstimator):
     ----------
     train_leaves_ : (n_samples, n_estimators) int32
         Leaf of every training sample in every tree.
+    inbag_ : (n_samples, n_estimators) bool, only with ``bootstrap``
+        Whether tree t was grown on sample i.
     layers_ : list of int64 arrays, the hierarchy used.
     n_features_in_, n_tags_, max_features_ : ints
     """
@@ -125,13 +127,14 @@ class HMLForest(BaseEstimator):
         boot_rng = np.random.default_rng(seed) if self.bootstrap else None
         boots = [np.sort(boot_rng.integers(0, n, n)) for _ in range(self.n_estimators)] if self.bootstrap else None
         args = tags.kernel_args()
+        R = _builder.dense_ranks(X)  # integer keys: radix-sorted per node
         min_leaf = int(self.min_samples_leaf)
 
         def grow(t):
             samples = (boots[t] if boots is not None else np.arange(n)).astype(np.int64)
             leaf = np.full(n, -1, np.int32)
             state = states[t : t + 1].copy()
-            out = _builder.grow_tree(X, samples, *args, min_leaf, max_features, state, leaf)
+            out = _builder.grow_tree(X, R, samples, *args, min_leaf, max_features, state, leaf)
             return out, leaf
 
         n_jobs = min(_resolve_n_jobs(self.n_jobs), self.n_estimators)
@@ -163,6 +166,11 @@ class HMLForest(BaseEstimator):
         self.max_features_ = max_features
         if self.bootstrap:
             self.train_leaves_ = self.apply(X)
+            # in-bag flags: tree t was grown without sample i where False
+            # (out-of-bag neighbourhoods for completion, Breiman's OOB idea)
+            self.inbag_ = np.zeros((n, self.n_estimators), dtype=bool)
+            for t, b in enumerate(boots):
+                self.inbag_[b, t] = True
         else:
             self.train_leaves_ = np.ascontiguousarray(np.stack([r[1] for r in results], axis=1))
         return self
