@@ -1,7 +1,17 @@
-"""Registry entries of the clustering methods (Tables 1-3)."""
+"""Registry entries of the clustering methods (Tables 1-3).
+
+Factory convention: ``factory(n_clusters=..., random_state=..., **params)``
+returns an unfitted estimator with ``fit``/``fit_predict`` and ``labels_``
+(and ``affinity_`` where the method has one). A study runs a method for an
+input mode with ONE call, ``hmlkit.baselines.run.run_clustering(name, mode,
+data, n_clusters, random_state)``, which builds the mode's input
+(``hmlkit.baselines.inputs.make_input``) and says how it is passed to ``fit``.
+"""
 from __future__ import annotations
 
 from ._spec import MethodSpec
+
+SINGLE = ("vifeat", "bitag", "detscore", "cmb")
 
 
 def _hmlrf(**params):
@@ -10,8 +20,30 @@ def _hmlrf(**params):
     return HMLClustering(**params)
 
 
+def _lazy(module, cls):
+    def factory(**params):
+        import importlib
+
+        return getattr(importlib.import_module(f"hmlkit.baselines.{module}"), cls)(**params)
+
+    return factory
+
+
+def _torch_available():
+    from .deep import torch_available
+
+    return torch_available()
+
+
 def clustering_methods():
     return [
         MethodSpec("hmlrf", "clustering", _hmlrf, ("hml",), "Wang, Zhu, Gong (this paper)",
                    "HML-RF affinity, kNN graph, spectral clustering"),
+        MethodSpec("kmeans", "clustering", _lazy("classic", "KMeansClustering"), SINGLE,
+                   "MacQueen 1967 [2]", "K-means (scikit-learn, k-means++)"),
+        MethodSpec("spclust", "clustering", _lazy("classic", "SpectralClustering"), SINGLE + ("blm",),
+                   "Ng, Jordan, Weiss, NIPS 2002 [15]",
+                   "spectral clustering on a Gaussian kNN affinity; blm: averaged normalised per-modality affinities"),
+        MethodSpec("affprop", "clustering", _lazy("classic", "AffinityPropagationClustering"), SINGLE,
+                   "Frey & Dueck, Science 2007 [70]", "affinity propagation, preference bisected to n_clusters"),
     ]

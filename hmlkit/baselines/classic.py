@@ -1,0 +1,279 @@
+"""Classic clustering baselines of Tables 1-3: K-means, SpClust, AffProp.
+
+All three run scikit-learn underneath. What the paper leaves open:
+
+* **Feature affinity** (SpClust, and the per-modality affinities of
+  SpClust-blm and AASC): a symmetric κ-nearest-neighbour graph (κ =
+  ``n_neighbors``, 20 as in the paper) in Euclidean distance, weighted by a
+  Gaussian ``exp(-d² / (2σ²))`` with one global bandwidth σ = the median of
+  the non-zero κ-NN distances. A global σ (rather than per-sample local
+  scaling) keeps binary tag vectors, which have many exact duplicates, from
+  breaking the graph into tiny components.
+* **SpClust-blm**: each modality's affinity is normalised to
+  ``D^-1/2 A D^-1/2`` and the normalised affinities are averaged (the paper:
+  "averaging over separate normalised affinity matrices").
+* **AffProp**: Frey & Dueck's affinity propagation does not take a number of
+  clusters; the shared self-preference is found by bisection so that it
+  returns ``n_clusters`` exemplars (similarity = negative squared Euclidean
+  distance, dense n×n, so O(n²) memory).
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClusterMixin
+
+from .._validation import check_n_clusters, check_random_state_seed, check_X
+
+
+# ---------------------------------------------------------------- affinities
+def knn_gaussian_affinity(Z, n_neighbors=20, metric="euclidean"):
+    """Symmetric κ-NN Gaussian affinity of the rows of ``Z`` (csr, zero diagonal).
+
+    σ is the median of the non-zero κ-NN distances; edges are kept if either
+    end has the other among its κ nearest neighbours (max-symmetrisation).
+    """
+    from sklearn.neighbors import NearestNeighbors
+
+    Z = np.asarray(Z)
+    n = Z.shape[0]
+    k = int(min(max(n_neighbors, 1), n - 1))
+    if k < 1:
+        return sp.csr_matrix((n, n))
+    nn = NearestNeighbors(n_neighbors=k + 1, metric=metric).fit(Z)
+    dist, ind = nn.kneighbors(Z)
+    # drop each sample itself (it may not come first when duplicates exist)
+    rows = np.repeat(np.arange(n), k + 1)
+    keep = ind.ravel() != rows
+    rows, cols, d = rows[keep], ind.ravel()[keep], dist.ravel()[keep]
+    nz = d[d > 0]
+    sigma = float(np.median(nz)) if nz.size else 1.0
+    w = np.exp(-(d.astype(np.float64) ** 2) / (2.0 * sigma**2))
+    A = sp.csr_matrix((w, (rows, cols)), shape=(n, n))
+    A = A.maximum(A.T).tocsr()
+    A.setdiag(0)
+    A.eliminate_zeros()
+    return A
+
+
+def normalize_affinity(A):
+    """``D^-1/2 A D^-1/2`` (isolated nodes keep zero rows)."""
+    A = sp.csr_matrix(A, dtype=np.float64)
+    deg = np.asarray(A.sum(axis=1)).ravel()
+    inv = np.zeros_like(deg)
+    inv[deg > 0] = 1.0 / np.sqrt(deg[deg > 0])
+    D = sp.diags(inv)
+    return (D @ A @ D).tocsr()
+
+
+def balanced_affinity(views, n_neighbors=20):
+    """SpClust-blm affinity: mean of the per-view normalised κ-NN affinities."""
+    mats = [normalize_affinity(knn_gaussian_affinity(V, n_neighbors)) for V in views]
+    return (sum(mats[1:], mats[0]) / len(mats)).tocsr()
+
+
+# ------------------------------------------------- spectral clustering proper
+def _knn_sparsify(A, n_neighbors):
+    """Keep each row's ``n_neighbors`` largest off-diagonal entries, symmetrise by max."""
+    A = sp.csr_matrix(A, dtype=np.float64)
+    A.setdiag(0)
+    A.eliminate_zeros()
+    n = A.shape[0]
+    rows, cols, vals = [], [], []
+    for i in range(n):
+        s, e = A.indptr[i], A.indptr[i + 1]
+        if e - s > n_neighbors:
+            top = np.argpartition(-A.data[s:e], n_neighbors - 1)[:n_neighbors] + s
+        else:
+            top = np.arange(s, e)
+        rows.append(np.full(top.size, i))
+        cols.append(A.indices[top])
+        vals.append(A.data[top])
+    rows, cols, vals = (np.concatenate(x) if x else np.empty(0) for x in (rows, cols, vals))
+    K = sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
+    return K.maximum(K.T).tocsr()
+
+
+def _local_spectral_from_affinity(A, n_clusters, n_neighbors=20, random_state=None):
+    """Stand-in with the signature of ``hmlkit.cluster.spectral_from_affinity``.
+
+    κ-NN graph of ``A``, then scikit-learn's normalised spectral clustering.
+    """
+    from sklearn.cluster import SpectralClustering as _SC
+
+    A = sp.csr_matrix(A) if sp.issparse(A) else sp.csr_matrix(np.asarray(A, dtype=np.float64))
+    n = A.shape[0]
+    K = _knn_sparsify(A, int(min(n_neighbors, n - 1)))
+    # a tiny floor on the diagonal keeps isolated samples from producing NaN degrees
+    K = (K + sp.identity(n, format="csr") * 1e-10).tocsr()
+    seed = check_random_state_seed(random_state) % (2**32)
+    sc = _SC(n_clusters=n_clusters, affinity="precomputed", random_state=seed, n_init=10,
+             assign_labels="kmeans")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "graph is not fully connected"
+        return sc.fit_predict(K).astype(np.int64)
+
+
+def spectral_from_affinity(A, n_clusters, n_neighbors=20, random_state=None):
+    """The core's ``hmlkit.cluster.spectral_from_affinity`` when present, else the local one."""
+    try:
+        from ..cluster import spectral_from_affinity as core
+    except ImportError:
+        core = _local_spectral_from_affinity
+    return np.asarray(core(A, n_clusters, n_neighbors=n_neighbors, random_state=random_state), dtype=np.int64)
+
+
+# ---------------------------------------------------------------- estimators
+class _Clusterer(ClusterMixin, BaseEstimator):
+    def fit_predict(self, X, y=None, **fit_params):
+        return self.fit(X, y, **fit_params).labels_
+
+
+def _check_views(X, Y=None):
+    X = check_X(X, "X", dtype=np.float64)
+    if Y is None:
+        return X, None
+    Y = check_X(Y, "Y", dtype=np.float64)
+    if Y.shape[0] != X.shape[0]:
+        raise ValueError(f"Y has {Y.shape[0]} rows but X has {X.shape[0]} samples")
+    return X, Y
+
+
+class KMeansClustering(_Clusterer):
+    """K-means (scikit-learn, k-means++ initialisation, ``n_init`` restarts)."""
+
+    def __init__(self, n_clusters=8, n_init=10, max_iter=300, random_state=None):
+        self.n_clusters = n_clusters
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        from sklearn.cluster import KMeans
+
+        X, _ = _check_views(X)
+        k = check_n_clusters(self.n_clusters, X.shape[0])
+        seed = check_random_state_seed(self.random_state) % (2**32)
+        km = KMeans(n_clusters=k, n_init=self.n_init, max_iter=self.max_iter, random_state=seed).fit(X)
+        self.labels_ = km.labels_.astype(np.int64)
+        self.cluster_centers_ = km.cluster_centers_
+        return self
+
+
+class SpectralClustering(_Clusterer):
+    """SpClust (Ng, Jordan, Weiss 2002) on a Gaussian κ-NN affinity.
+
+    ``fit(X)`` clusters one feature matrix; ``fit(X, Y)`` is SpClust-blm:
+    the averaged normalised per-view affinities (module docstring).
+    ``affinity_`` is the csr affinity that was clustered.
+    """
+
+    def __init__(self, n_clusters=8, n_neighbors=20, random_state=None):
+        self.n_clusters = n_clusters
+        self.n_neighbors = n_neighbors
+        self.random_state = random_state
+
+    def fit(self, X, Y=None, layers=None):
+        X, Y = _check_views(X, Y)
+        k = check_n_clusters(self.n_clusters, X.shape[0])
+        if Y is None:
+            A = knn_gaussian_affinity(X, self.n_neighbors)
+        else:
+            A = balanced_affinity([X, Y], self.n_neighbors)
+        self.affinity_ = A
+        self.labels_ = spectral_from_affinity(A, k, n_neighbors=self.n_neighbors, random_state=self.random_state)
+        return self
+
+
+class AffinityPropagationClustering(_Clusterer):
+    """AffProp (Frey & Dueck 2007) with the preference bisected to give ``n_clusters``.
+
+    The similarity is ``-||x_i - x_j||²``. The preference is searched in
+    ``[lo, hi]`` with ``hi`` = the median similarity (many clusters) and
+    ``lo`` = a multiple of the minimum similarity (few clusters), each moved
+    outwards while it does not bracket ``n_clusters``. ``n_clusters_found_``
+    records how many clusters the best preference gave (it can differ from
+    ``n_clusters`` when no preference hits it within ``max_bisect`` steps;
+    the closest count is kept). ``preference_`` is the preference used.
+    """
+
+    def __init__(self, n_clusters=8, damping=0.9, max_iter=400, convergence_iter=20, max_bisect=30,
+                 random_state=None):
+        self.n_clusters = n_clusters
+        self.damping = damping
+        self.max_iter = max_iter
+        self.convergence_iter = convergence_iter
+        self.max_bisect = max_bisect
+        self.random_state = random_state
+
+    def _run(self, S, pref, seed):
+        from sklearn.cluster import AffinityPropagation
+        from sklearn.exceptions import ConvergenceWarning
+
+        ap = AffinityPropagation(damping=self.damping, max_iter=self.max_iter,
+                                 convergence_iter=self.convergence_iter, preference=pref,
+                                 affinity="precomputed", random_state=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            labels = ap.fit_predict(S)
+        if (labels < 0).any():  # did not converge: no usable exemplars
+            return None, 0
+        return labels.astype(np.int64), int(np.unique(labels).size)
+
+    def fit(self, X, y=None):
+        from sklearn.metrics import pairwise_distances
+
+        X, _ = _check_views(X)
+        n = X.shape[0]
+        k = check_n_clusters(self.n_clusters, n)
+        seed = check_random_state_seed(self.random_state) % (2**32)
+        S = -pairwise_distances(X, metric="sqeuclidean")
+        off = S[~np.eye(n, dtype=bool)] if n > 1 else np.zeros(1)
+        hi, smin = float(np.median(off)), float(off.min())
+        if smin == 0.0:  # all samples identical
+            smin = -1.0
+        lo = 2.0 * smin
+        best = (None, -1, None)  # labels, count, pref
+
+        def consider(labels, c, pref):
+            nonlocal best
+            if labels is not None and (best[0] is None or abs(c - k) < abs(best[1] - k)):
+                best = (labels, c, pref)
+
+        # make sure lo gives at most k clusters
+        for _ in range(10):
+            labels, c = self._run(S, lo, seed)
+            consider(labels, c, lo)
+            if labels is not None and c <= k:
+                break
+            lo *= 4.0
+        # ... and hi at least k (raise it towards 0, where every sample is its own exemplar)
+        for _ in range(10):
+            if best[1] == k:
+                break
+            labels, c = self._run(S, hi, seed)
+            consider(labels, c, hi)
+            if labels is not None and c >= k:
+                break
+            hi /= 4.0
+        for _ in range(self.max_bisect):
+            if best[1] == k:
+                break
+            mid = 0.5 * (lo + hi)
+            labels, c = self._run(S, mid, seed)
+            consider(labels, c, mid)
+            if labels is None or c > k:
+                hi = mid
+            else:
+                lo = mid
+        if best[0] is None:
+            raise RuntimeError("affinity propagation did not converge for any preference")
+        labels = best[0]
+        # relabel to 0..c-1
+        _, self.labels_ = np.unique(labels, return_inverse=True)
+        self.labels_ = self.labels_.astype(np.int64)
+        self.n_clusters_found_ = best[1]
+        self.preference_ = best[2]
+        return self

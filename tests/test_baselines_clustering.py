@@ -1,0 +1,128 @@
+"""Clustering baselines of Tables 1-3: recovery on easy data, determinism, bad input."""
+import numpy as np
+import pytest
+from sklearn.metrics import normalized_mutual_info_score as nmi
+
+from hmlkit.baselines import get_method, registry
+from hmlkit.baselines.inputs import combine_modalities, make_input
+from hmlkit.baselines.run import run_clustering
+from hmlkit.data import TaggedData
+
+
+def _blobs(n=150, d=20, seed=0, sep=4.0, tag_rate=0.7):
+    """3 Gaussian blobs; each group owns 3 specific tags (layer 1) under its abstract tag (layer 0)."""
+    rng = np.random.default_rng(seed)
+    g = np.repeat(np.arange(3), n // 3)
+    C = rng.normal(0, sep, (3, d))
+    X = (C[g] + rng.normal(0, 1, (g.size, d))).astype(np.float32)
+    Y = np.zeros((g.size, 12), np.uint8)
+    for i, gi in enumerate(g):
+        spec = 3 + 3 * gi + np.flatnonzero(rng.random(3) < tag_rate)
+        Y[i, spec] = 1
+        Y[i, gi] = rng.random() < tag_rate
+    layers = [np.arange(3), np.arange(3, 12)]
+    return TaggedData(X, Y, layers=layers, groups=g, name="blobs")
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    return _blobs()
+
+
+# (method, mode, extra factory params keeping the test fast)
+CASES = [
+    ("kmeans", "vifeat", {}),
+    ("kmeans", "cmb", {}),
+    ("spclust", "vifeat", {}),
+    ("spclust", "bitag", {}),
+    ("spclust", "blm", {}),
+    ("affprop", "vifeat", {}),
+]
+
+
+def _case_available(name):
+    reg = registry()
+    return name in reg and reg[name].available()[0]
+
+
+@pytest.mark.parametrize("name,mode,params", CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_recovers_blobs_and_is_deterministic(blobs, name, mode, params):
+    if not _case_available(name):
+        pytest.skip(f"{name} not available")
+    r1 = run_clustering(name, mode, blobs, random_state=3, **params)
+    assert r1.labels.shape == (blobs.n_samples,)
+    assert nmi(blobs.groups, r1.labels) >= 0.9
+    r2 = run_clustering(name, mode, blobs, random_state=3, **params)
+    np.testing.assert_array_equal(r1.labels, r2.labels)
+    if r1.affinity is not None:
+        A = r1.affinity
+        assert A.shape == (blobs.n_samples,) * 2
+        A = A.toarray() if hasattr(A, "toarray") else A
+        np.testing.assert_allclose(A, A.T, atol=1e-6)
+
+
+def test_input_modes(blobs):
+    assert make_input("vifeat", blobs) is blobs.X
+    T = make_input("bitag", blobs)
+    assert T.dtype == np.float32 and np.array_equal(T, blobs.Y.toarray())
+    X, Y = make_input("blm", blobs)
+    assert X.shape == blobs.X.shape and Y.shape == (blobs.n_samples, blobs.n_tags)
+    C = make_input("cmb", blobs)
+    assert C.shape == (blobs.n_samples, blobs.n_features + blobs.n_tags)
+    # both blocks scaled to unit mean row norm
+    for block in (C[:, : blobs.n_features], C[:, blobs.n_features:]):
+        norms = np.linalg.norm(block, axis=1)
+        assert abs(norms[norms > 0].mean() - 1.0) < 1e-4
+    np.testing.assert_allclose(combine_modalities(2 * blobs.X, T), C, rtol=1e-5)
+    with pytest.raises(ValueError, match="unknown input mode"):
+        make_input("nope", blobs)
+
+
+def test_affprop_hits_requested_cluster_count(blobs):
+    from hmlkit.baselines.classic import AffinityPropagationClustering
+
+    for k in (2, 3, 5):
+        ap = AffinityPropagationClustering(n_clusters=k, random_state=0).fit(blobs.X)
+        assert ap.n_clusters_found_ == k == np.unique(ap.labels_).size
+
+
+def test_spclust_blm_is_mean_of_normalised_affinities(blobs):
+    from hmlkit.baselines.classic import balanced_affinity, knn_gaussian_affinity, normalize_affinity
+
+    X, Y = make_input("blm", blobs)
+    A = balanced_affinity([X, Y], n_neighbors=10).toarray()
+    ref = 0.5 * (normalize_affinity(knn_gaussian_affinity(X, 10)).toarray()
+                 + normalize_affinity(knn_gaussian_affinity(Y, 10)).toarray())
+    np.testing.assert_allclose(A, ref)
+    # each normalised block has spectral radius 1
+    N = normalize_affinity(knn_gaussian_affinity(X, 10)).toarray()
+    assert abs(np.abs(np.linalg.eigvalsh(N)).max() - 1.0) < 1e-8
+
+
+def test_run_clustering_rejects_wrong_mode_and_kind(blobs):
+    with pytest.raises(ValueError, match="does not take input mode"):
+        run_clustering("kmeans", "blm", blobs)
+    with pytest.raises(ValueError, match="not a clustering method"):
+        run_clustering("hmlrf_gc", "hml", blobs)
+    with pytest.raises(ValueError, match="unknown method"):
+        run_clustering("nosuch", "vifeat", blobs)
+
+
+SINGLE_EST = [("kmeans", {}), ("spclust", {}), ("affprop", {})]
+
+
+@pytest.mark.parametrize("name,params", SINGLE_EST, ids=[c[0] for c in SINGLE_EST])
+def test_bad_input(blobs, name, params):
+    if not _case_available(name):
+        pytest.skip(f"{name} not available")
+    fac = get_method(name).factory
+    X = blobs.X.copy()
+    with pytest.raises(ValueError, match="larger than the number of samples"):
+        fac(n_clusters=X.shape[0] + 1, random_state=0, **params).fit(X)
+    X[3, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        fac(n_clusters=3, random_state=0, **params).fit(X)
+    with pytest.raises(ValueError, match="2-D"):
+        fac(n_clusters=3, random_state=0, **params).fit(blobs.X[:, 0])
+    with pytest.raises(ValueError, match="positive integer"):
+        fac(n_clusters=0, random_state=0, **params).fit(blobs.X)
