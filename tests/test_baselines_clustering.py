@@ -37,6 +37,8 @@ CASES = [
     ("spclust", "bitag", {}),
     ("spclust", "blm", {}),
     ("affprop", "vifeat", {}),
+    ("clustrf", "vifeat", {"n_estimators": 40}),
+    ("clustrf", "bitag", {"n_estimators": 40}),
 ]
 
 
@@ -108,7 +110,7 @@ def test_run_clustering_rejects_wrong_mode_and_kind(blobs):
         run_clustering("nosuch", "vifeat", blobs)
 
 
-SINGLE_EST = [("kmeans", {}), ("spclust", {}), ("affprop", {})]
+SINGLE_EST = [("kmeans", {}), ("spclust", {}), ("affprop", {}), ("clustrf", {"n_estimators": 5})]
 
 
 @pytest.mark.parametrize("name,params", SINGLE_EST, ids=[c[0] for c in SINGLE_EST])
@@ -126,3 +128,23 @@ def test_bad_input(blobs, name, params):
         fac(n_clusters=3, random_state=0, **params).fit(blobs.X[:, 0])
     with pytest.raises(ValueError, match="positive integer"):
         fac(n_clusters=0, random_state=0, **params).fit(blobs.X)
+
+
+def test_leaf_affinity_known_answer():
+    from hmlkit.baselines.clustrf import _local_leaf_affinity, leaf_affinity
+
+    leaves = np.array([[5, 1], [5, 2], [7, 2], [7, 9]])
+    ref = np.array([[2, 1, 0, 0], [1, 2, 1, 0], [0, 1, 2, 1], [0, 0, 1, 2]]) / 2.0
+    np.testing.assert_allclose(_local_leaf_affinity(leaves).toarray(), ref)
+    np.testing.assert_allclose(leaf_affinity(leaves).toarray(), ref)
+
+
+def test_product_of_marginals_keeps_marginals_breaks_dependence():
+    from hmlkit.baselines.clustrf import product_of_marginals
+
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=2000)
+    X = np.c_[a, a + 0.01 * rng.normal(size=2000)]
+    Xs = product_of_marginals(X, np.random.default_rng(1))
+    np.testing.assert_array_equal(np.sort(Xs, axis=0), np.sort(X, axis=0))
+    assert abs(np.corrcoef(Xs.T)[0, 1]) < 0.1 < 0.99 < np.corrcoef(X.T)[0, 1]

@@ -46,4 +46,7 @@ def clustering_methods():
                    "spectral clustering on a Gaussian kNN affinity; blm: averaged normalised per-modality affinities"),
         MethodSpec("affprop", "clustering", _lazy("classic", "AffinityPropagationClustering"), SINGLE,
                    "Frey & Dueck, Science 2007 [70]", "affinity propagation, preference bisected to n_clusters"),
+        MethodSpec("clustrf", "clustering", _lazy("clustrf", "ClusteringRandomForest"), SINGLE,
+                   "Breiman 2001 [53]; Shi & Horvath, JCGS 2006 [54]",
+                   "pseudo two-class random forest, leaf co-membership affinity, spectral clustering"),
     ]

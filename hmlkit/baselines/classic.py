@@ -77,7 +77,8 @@ def balanced_affinity(views, n_neighbors=20):
 # ------------------------------------------------- spectral clustering proper
 def _knn_sparsify(A, n_neighbors):
     """Keep each row's ``n_neighbors`` largest off-diagonal entries, symmetrise by max."""
-    A = sp.csr_matrix(A, dtype=np.float64)
+    # copy=True: scipy may share indices/indptr with the caller's matrix otherwise
+    A = sp.csr_matrix(A, dtype=np.float64, copy=True)
     A.setdiag(0)
     A.eliminate_zeros()
     n = A.shape[0]
