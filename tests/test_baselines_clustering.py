@@ -39,6 +39,8 @@ CASES = [
     ("affprop", "vifeat", {}),
     ("clustrf", "vifeat", {"n_estimators": 40}),
     ("clustrf", "bitag", {"n_estimators": 40}),
+    ("cca_spclust", "blm", {}),
+    ("3vcca_spclust", "blm", {}),
 ]
 
 
@@ -148,3 +150,39 @@ def test_product_of_marginals_keeps_marginals_breaks_dependence():
     Xs = product_of_marginals(X, np.random.default_rng(1))
     np.testing.assert_array_equal(np.sort(Xs, axis=0), np.sort(X, axis=0))
     assert abs(np.corrcoef(Xs.T)[0, 1]) < 0.1 < 0.99 < np.corrcoef(X.T)[0, 1]
+
+
+def test_cca_agrees_with_sklearn():
+    from sklearn.cross_decomposition import CCA
+
+    from hmlkit.baselines.cca import multiview_cca
+
+    rng = np.random.default_rng(0)
+    n = 500
+    z = rng.normal(size=(n, 2))
+    A = np.c_[z, rng.normal(size=(n, 4))] @ rng.normal(size=(6, 6))
+    B = np.c_[z[:, :1] + 0.5 * rng.normal(size=(n, 1)), rng.normal(size=(n, 3))] @ rng.normal(size=(4, 4))
+    vals, W, means = multiview_cca([A, B], 2, reg=0.0)
+    u, v = (A - means[0]) @ W[0][:, 0], (B - means[1]) @ W[1][:, 0]
+    rho = np.corrcoef(u, v)[0, 1]
+    assert abs(vals[0] - 1 - rho) < 1e-6  # two-view eigenvalues are 1 + canonical correlation
+    a, b = CCA(n_components=1, max_iter=5000, tol=1e-10).fit(A, B).transform(A, B)
+    assert abs(rho - np.corrcoef(a[:, 0], b[:, 0])[0, 1]) < 1e-6
+
+
+def test_multiview_bad_input(blobs):
+    from hmlkit.baselines.cca import CCASpectralClustering, ThreeViewCCASpectralClustering
+
+    X, Y = make_input("blm", blobs)
+    with pytest.raises(ValueError, match="rows"):
+        CCASpectralClustering(3).fit(X, Y[:-1])
+    Xn = X.copy()
+    Xn[0, 0] = np.inf
+    with pytest.raises(ValueError, match="NaN or inf"):
+        CCASpectralClustering(3).fit(Xn, Y)
+    with pytest.raises(ValueError, match="larger than"):
+        CCASpectralClustering(1000).fit(X, Y)
+    with pytest.raises(ValueError, match="layers"):
+        ThreeViewCCASpectralClustering(3).fit(X, Y)
+    with pytest.raises(ValueError, match="unknown tag"):
+        ThreeViewCCASpectralClustering(3).fit(X, Y, layers=[np.array([0, 99])])

@@ -49,4 +49,10 @@ def clustering_methods():
         MethodSpec("clustrf", "clustering", _lazy("clustrf", "ClusteringRandomForest"), SINGLE,
                    "Breiman 2001 [53]; Shi & Horvath, JCGS 2006 [54]",
                    "pseudo two-class random forest, leaf co-membership affinity, spectral clustering"),
+        MethodSpec("cca_spclust", "clustering", _lazy("cca", "CCASpectralClustering"), ("blm",),
+                   "Hardoon, Szedmak, Shawe-Taylor, Neural Comput. 2004 [20]",
+                   "regularised closed-form CCA of visual and tag views, spectral clustering of the embedding"),
+        MethodSpec("3vcca_spclust", "clustering", _lazy("cca", "ThreeViewCCASpectralClustering"), ("blm",),
+                   "Gong, Ke, Isard, Lazebnik, IJCV 2014 [22]",
+                   "three-view CCA (third view: abstract tag layer), spectral clustering of the embedding"),
     ]
