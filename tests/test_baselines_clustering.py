@@ -132,15 +132,6 @@ def test_bad_input(blobs, name, params):
         fac(n_clusters=0, random_state=0, **params).fit(blobs.X)
 
 
-def test_leaf_affinity_known_answer():
-    from hmlkit.baselines.clustrf import _local_leaf_affinity, leaf_affinity
-
-    leaves = np.array([[5, 1], [5, 2], [7, 2], [7, 9]])
-    ref = np.array([[2, 1, 0, 0], [1, 2, 1, 0], [0, 1, 2, 1], [0, 0, 1, 2]]) / 2.0
-    np.testing.assert_allclose(_local_leaf_affinity(leaves).toarray(), ref)
-    np.testing.assert_allclose(leaf_affinity(leaves).toarray(), ref)
-
-
 def test_product_of_marginals_keeps_marginals_breaks_dependence():
     from hmlkit.baselines.clustrf import product_of_marginals
 

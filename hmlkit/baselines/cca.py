@@ -32,7 +32,7 @@ import scipy.linalg
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._validation import check_layers, check_n_clusters, check_random_state_seed, check_X
-from .classic import knn_gaussian_affinity, spectral_from_affinity
+from .classic import knn_gaussian_affinity, spectral_labels
 
 
 def multiview_cca(views, n_components, reg=1e-3):
@@ -121,7 +121,7 @@ class CCASpectralClustering(ClusterMixin, BaseEstimator):
         self.eigvals_, self.projections_, self.means_ = multiview_cca(views, nc, self.reg)
         self.embedding_ = cca_embedding(views, self.eigvals_, self.projections_, self.means_, self.eig_power)
         self.affinity_ = knn_gaussian_affinity(self.embedding_, self.n_neighbors)
-        self.labels_ = spectral_from_affinity(self.affinity_, k, n_neighbors=self.n_neighbors,
+        self.labels_ = spectral_labels(self.affinity_, k, n_neighbors=self.n_neighbors,
                                               random_state=check_random_state_seed(self.random_state))
         return self
 

@@ -75,55 +75,15 @@ def balanced_affinity(views, n_neighbors=20):
 
 
 # ------------------------------------------------- spectral clustering proper
-def _knn_sparsify(A, n_neighbors):
-    """Keep each row's ``n_neighbors`` largest off-diagonal entries, symmetrise by max."""
-    # copy=True: scipy may share indices/indptr with the caller's matrix otherwise
-    A = sp.csr_matrix(A, dtype=np.float64, copy=True)
-    A.setdiag(0)
-    A.eliminate_zeros()
-    n = A.shape[0]
-    rows, cols, vals = [], [], []
-    for i in range(n):
-        s, e = A.indptr[i], A.indptr[i + 1]
-        if e - s > n_neighbors:
-            top = np.argpartition(-A.data[s:e], n_neighbors - 1)[:n_neighbors] + s
-        else:
-            top = np.arange(s, e)
-        rows.append(np.full(top.size, i))
-        cols.append(A.indices[top])
-        vals.append(A.data[top])
-    rows, cols, vals = (np.concatenate(x) if x else np.empty(0) for x in (rows, cols, vals))
-    K = sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
-    return K.maximum(K.T).tocsr()
+def spectral_labels(A, n_clusters, n_neighbors=20, random_state=None):
+    """The core's ``spectral_from_affinity`` (κ-NN graph, D^-1/2 A D^-1/2,
+    scikit-learn spectral clustering), with any ``random_state`` turned into
+    the int seed it takes."""
+    from ..cluster import spectral_from_affinity
 
-
-def _local_spectral_from_affinity(A, n_clusters, n_neighbors=20, random_state=None):
-    """Stand-in with the signature of ``hmlkit.cluster.spectral_from_affinity``.
-
-    κ-NN graph of ``A``, then scikit-learn's normalised spectral clustering.
-    """
-    from sklearn.cluster import SpectralClustering as _SC
-
-    A = sp.csr_matrix(A) if sp.issparse(A) else sp.csr_matrix(np.asarray(A, dtype=np.float64))
-    n = A.shape[0]
-    K = _knn_sparsify(A, int(min(n_neighbors, n - 1)))
-    # a tiny floor on the diagonal keeps isolated samples from producing NaN degrees
-    K = (K + sp.identity(n, format="csr") * 1e-10).tocsr()
     seed = check_random_state_seed(random_state) % (2**32)
-    sc = _SC(n_clusters=n_clusters, affinity="precomputed", random_state=seed, n_init=10,
-             assign_labels="kmeans")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # "graph is not fully connected"
-        return sc.fit_predict(K).astype(np.int64)
-
-
-def spectral_from_affinity(A, n_clusters, n_neighbors=20, random_state=None):
-    """The core's ``hmlkit.cluster.spectral_from_affinity`` when present, else the local one."""
-    try:
-        from ..cluster import spectral_from_affinity as core
-    except ImportError:
-        core = _local_spectral_from_affinity
-    return np.asarray(core(A, n_clusters, n_neighbors=n_neighbors, random_state=random_state), dtype=np.int64)
+    return np.asarray(spectral_from_affinity(A, n_clusters, n_neighbors=n_neighbors, random_state=seed),
+                      dtype=np.int64)
 
 
 # ---------------------------------------------------------------- estimators
@@ -184,7 +144,7 @@ class SpectralClustering(_Clusterer):
         else:
             A = balanced_affinity([X, Y], self.n_neighbors)
         self.affinity_ = A
-        self.labels_ = spectral_from_affinity(A, k, n_neighbors=self.n_neighbors, random_state=self.random_state)
+        self.labels_ = spectral_labels(A, k, n_neighbors=self.n_neighbors, random_state=self.random_state)
         return self
 
 

@@ -13,43 +13,11 @@ spectral clustering on its κ-NN graph as the paper does for every forest.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._validation import check_n_clusters, check_random_state_seed, check_X
-from .classic import spectral_from_affinity
-
-
-def _local_leaf_affinity(leaves):
-    """Stand-in with the signature of ``hmlkit.affinity.leaf_affinity``.
-
-    ``A_ij`` = fraction of trees (columns of ``leaves``) in which ``i`` and
-    ``j`` share a leaf, built sparse as ``M Mᵀ / T`` with ``M`` the
-    (n, total leaves) one-hot leaf membership.
-    """
-    leaves = np.asarray(leaves)
-    n, T = leaves.shape
-    # per-tree dense renumbering of leaf ids, then offsets so columns are unique
-    cols = np.empty_like(leaves, dtype=np.int64)
-    offset = 0
-    for t in range(T):
-        _, inv = np.unique(leaves[:, t], return_inverse=True)
-        cols[:, t] = inv + offset
-        offset += int(inv.max()) + 1
-    M = sp.csr_matrix((np.ones(n * T, dtype=np.float32), (np.repeat(np.arange(n), T), cols.ravel())),
-                      shape=(n, offset))
-    A = (M @ M.T).tocsr()
-    A.data /= T
-    return A
-
-
-def leaf_affinity(leaves):
-    """The core's ``hmlkit.affinity.leaf_affinity`` when present, else the local one."""
-    try:
-        from ..affinity import leaf_affinity as core
-    except ImportError:
-        core = _local_leaf_affinity
-    return core(leaves)
+from ..affinity import leaf_affinity
+from .classic import spectral_labels
 
 
 def product_of_marginals(X, rng):
@@ -95,7 +63,7 @@ class ClusteringRandomForest(ClusterMixin, BaseEstimator):
         rf.fit(Z, target)
         self.forest_ = rf
         self.affinity_ = leaf_affinity(rf.apply(X))
-        self.labels_ = spectral_from_affinity(self.affinity_, k, n_neighbors=self.n_neighbors,
+        self.labels_ = spectral_labels(self.affinity_, k, n_neighbors=self.n_neighbors,
                                               random_state=seed)
         return self
 
