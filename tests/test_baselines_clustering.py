@@ -39,6 +39,7 @@ CASES = [
     ("affprop", "vifeat", {}),
     ("clustrf", "vifeat", {"n_estimators": 40}),
     ("clustrf", "bitag", {"n_estimators": 40}),
+    ("aasc", "blm", {}),
     ("cca_spclust", "blm", {}),
     ("3vcca_spclust", "blm", {}),
 ]
@@ -177,3 +178,20 @@ def test_multiview_bad_input(blobs):
         ThreeViewCCASpectralClustering(3).fit(X, Y)
     with pytest.raises(ValueError, match="unknown tag"):
         ThreeViewCCASpectralClustering(3).fit(X, Y, layers=[np.array([0, 99])])
+
+
+def test_aasc_weights_the_informative_modality(blobs):
+    from hmlkit.baselines.aasc import AffinityAggregationSpectralClustering
+
+    _, Y = make_input("blm", blobs)
+    noise = np.random.default_rng(0).normal(size=blobs.X.shape)
+    est = AffinityAggregationSpectralClustering(3, random_state=0).fit(noise, Y)
+    assert est.weights_[1] > 0.9 and abs(est.weights_.sum() - 1) < 1e-9
+    assert nmi(blobs.groups, est.labels_) >= 0.9
+    assert est.objective_[-1] <= est.objective_[0] + 1e-12  # alternation never increases J
+    with pytest.raises(ValueError, match="two modalities"):
+        AffinityAggregationSpectralClustering(3).fit(blobs.X)
+    with pytest.raises(ValueError, match="rows"):
+        AffinityAggregationSpectralClustering(3).fit(blobs.X, Y[:5])
+    with pytest.raises(ValueError, match="larger than"):
+        AffinityAggregationSpectralClustering(500).fit(blobs.X, Y)
