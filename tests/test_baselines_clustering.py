@@ -40,6 +40,7 @@ CASES = [
     ("clustrf", "vifeat", {"n_estimators": 40}),
     ("clustrf", "bitag", {"n_estimators": 40}),
     ("aasc", "blm", {}),
+    ("ccforest", "blm", {"n_estimators": 40}),
     ("cca_spclust", "blm", {}),
     ("3vcca_spclust", "blm", {}),
 ]
@@ -195,3 +196,66 @@ def test_aasc_weights_the_informative_modality(blobs):
         AffinityAggregationSpectralClustering(3).fit(blobs.X, Y[:5])
     with pytest.raises(ValueError, match="larger than"):
         AffinityAggregationSpectralClustering(500).fit(blobs.X, Y)
+
+
+def _brute_force_tag_split(X, Y, min_leaf):
+    """Best root split by the mean-tag Gini gain, by enumeration (all-real node)."""
+    n, d = X.shape
+    Yd = np.asarray(Y, float)
+
+    def mass(rows):
+        if rows.sum() == 0:
+            return 0.0
+        p = Yd[rows].mean(axis=0)
+        return rows.sum() * np.mean(2 * p * (1 - p))
+
+    best, best_left = -np.inf, None
+    for f in range(d):
+        for thr in np.unique(X[:, f])[:-1]:
+            left = X[:, f] <= thr
+            if min(left.sum(), (~left).sum()) < min_leaf:
+                continue
+            g = mass(np.ones(n, bool)) - mass(left) - mass(~left)
+            if g > best + 1e-12:
+                best, best_left = g, left
+    return best_left
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_ccforest_split_matches_brute_force(seed):
+    """With real samples only the gain is the tag Gini gain: the kernel's root split must be the best one."""
+    import scipy.sparse as sp
+
+    from hmlkit.baselines.ccforest import grow_cc_tree
+
+    rng = np.random.default_rng(seed)
+    n, d, m, min_leaf = 13, 4, 5, 5  # children of 5..8 samples cannot split again
+    X = rng.random((n, d)).astype(np.float32)
+    Y = (rng.random((n, m)) < 0.4).astype(np.uint8)
+    Ys = sp.csr_matrix(Y)
+    leaf = np.full(n, -1, np.int32)
+    n_leaves = grow_cc_tree(X, n, Ys.indptr.astype(np.int64), Ys.indices.astype(np.int64), m, min_leaf, d,
+                            1.0, 1.0, 0.5, 1.0, np.array([12345], np.uint64), leaf)
+    assert n_leaves == 2
+    ref = _brute_force_tag_split(X, Y, min_leaf)
+    got = leaf == leaf[0]
+    assert np.array_equal(got, ref) or np.array_equal(got, ~ref)
+
+
+def test_ccforest_uses_tags_when_visual_is_noise(blobs):
+    from hmlkit.baselines.ccforest import ConstrainedClusteringForest
+
+    _, Y = make_input("blm", blobs)
+    noise = np.random.default_rng(0).normal(size=blobs.X.shape).astype(np.float32)
+    no_tags = ConstrainedClusteringForest(3, n_estimators=30, tag_weight=0.0, random_state=0).fit(noise, Y)
+    tags = ConstrainedClusteringForest(3, n_estimators=30, tag_weight=5.0, random_state=0).fit(noise, Y)
+    assert nmi(blobs.groups, no_tags.labels_) < 0.2 < 0.8 < nmi(blobs.groups, tags.labels_)
+    a = ConstrainedClusteringForest(3, n_estimators=8, random_state=1, n_jobs=1).fit(blobs.X, Y)
+    b = ConstrainedClusteringForest(3, n_estimators=8, random_state=1, n_jobs=2).fit(blobs.X, Y)
+    np.testing.assert_array_equal(a.train_leaves_, b.train_leaves_)  # independent of n_jobs
+    with pytest.raises(ValueError, match="0/1"):
+        ConstrainedClusteringForest(3, n_estimators=2).fit(blobs.X, Y * 2)
+    with pytest.raises(ValueError, match="rows"):
+        ConstrainedClusteringForest(3, n_estimators=2).fit(blobs.X, Y[:10])
+    with pytest.raises(ValueError, match="max_features"):
+        ConstrainedClusteringForest(3, n_estimators=2, max_features="bad").fit(blobs.X, Y)

@@ -49,6 +49,10 @@ def clustering_methods():
         MethodSpec("clustrf", "clustering", _lazy("clustrf", "ClusteringRandomForest"), SINGLE,
                    "Breiman 2001 [53]; Shi & Horvath, JCGS 2006 [54]",
                    "pseudo two-class random forest, leaf co-membership affinity, spectral clustering"),
+        MethodSpec("ccforest", "clustering", _lazy("ccforest", "ConstrainedClusteringForest"), ("blm",),
+                   "Zhu, Loy, Gong, ICCV 2013 [51]",
+                   "multi-source clustering forest (visual splits, visual pseudo two-class + tag Gini gain), "
+                   "leaf affinity, spectral clustering"),
         MethodSpec("aasc", "clustering", _lazy("aasc", "AffinityAggregationSpectralClustering"), ("blm",),
                    "Huang, Chuang, Chen, CVPR 2012 [14]",
                    "affinity aggregation: per-modality affinity weights learnt with the spectral embedding"),
