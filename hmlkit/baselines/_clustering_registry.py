@@ -29,10 +29,25 @@ def _lazy(module, cls):
     return factory
 
 
-def _torch_available():
-    from .deep import torch_available
+def _torch_available(name):
+    def available():
+        from .deep import torch_available
 
-    return torch_available()
+        return torch_available(name)
+
+    return available
+
+
+def _deep(name, cls):
+    def factory(**params):
+        from . import deep
+
+        ok, why = deep.torch_available(name)
+        if not ok:
+            raise deep.DeepDependencyError(why)
+        return getattr(deep, cls)(**params)
+
+    return factory
 
 
 def clustering_methods():
@@ -62,4 +77,12 @@ def clustering_methods():
         MethodSpec("3vcca_spclust", "clustering", _lazy("cca", "ThreeViewCCASpectralClustering"), ("blm",),
                    "Gong, Ke, Isard, Lazebnik, IJCV 2014 [22]",
                    "three-view CCA (third view: abstract tag layer), spectral clustering of the embedding"),
+        MethodSpec("dcca", "clustering", _deep("dcca", "DCCASpectralClustering"), ("blm",),
+                   "Andrew, Arora, Bilmes, Livescu, ICML 2013 [25]",
+                   "deep CCA (one MLP per view, CCA loss), spectral clustering of the common space",
+                   available=_torch_available("dcca")),
+        MethodSpec("dccae", "clustering", _deep("dccae", "DCCAESpectralClustering"), ("blm",),
+                   "Wang, Arora, Livescu, Bilmes, ICML 2015 [26]",
+                   "deep canonically correlated autoencoders, spectral clustering of the common space",
+                   available=_torch_available("dccae")),
     ]
