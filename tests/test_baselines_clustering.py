@@ -259,3 +259,19 @@ def test_ccforest_uses_tags_when_visual_is_noise(blobs):
         ConstrainedClusteringForest(3, n_estimators=2).fit(blobs.X, Y[:10])
     with pytest.raises(ValueError, match="max_features"):
         ConstrainedClusteringForest(3, n_estimators=2, max_features="bad").fit(blobs.X, Y)
+
+
+def test_affinity_propagation_kernel_matches_sklearn():
+    from sklearn.cluster import AffinityPropagation
+    from sklearn.metrics import pairwise_distances
+
+    from hmlkit.baselines.classic import affinity_propagation_labels
+
+    X = np.random.default_rng(0).normal(size=(60, 5))
+    S = -pairwise_distances(X, metric="sqeuclidean")
+    for pref in (np.median(S), S.min(), 0.5 * np.median(S)):
+        ref = AffinityPropagation(damping=0.9, max_iter=400, convergence_iter=20, preference=pref,
+                                  affinity="precomputed", random_state=3).fit(S).labels_
+        got, converged = affinity_propagation_labels(S, pref, 0.9, 400, 20, random_state=3)
+        assert converged
+        np.testing.assert_array_equal(got, ref)
