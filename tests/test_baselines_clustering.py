@@ -275,3 +275,15 @@ def test_affinity_propagation_kernel_matches_sklearn():
         got, converged = affinity_propagation_labels(S, pref, 0.9, 400, 20, random_state=3)
         assert converged
         np.testing.assert_array_equal(got, ref)
+
+
+def test_cli_prints_table_rows(capsys):
+    from hmlkit.baselines.run import main
+
+    main(["--profile", "trecvid", "--n-samples", "150", "--methods", "kmeans,cca_spclust",
+          "--modes", "vifeat,blm", "--param", "n_init=2"])
+    rows = [l.split() for l in capsys.readouterr().out.splitlines() if l.startswith(("kmeans", "cca_spclust"))]
+    assert [r[:2] for r in rows] == [["kmeans", "vifeat"], ["cca_spclust", "blm"]]
+    for r in rows:
+        vals = [float(v) for v in r[2:7]]
+        assert all(-1 <= v <= 1 for v in vals)
