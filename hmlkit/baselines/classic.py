@@ -249,25 +249,31 @@ class SpectralClustering(_Clusterer):
 class AffinityPropagationClustering(_Clusterer):
     """AffProp (Frey & Dueck 2007) with the preference bisected to give ``n_clusters``.
 
-    The similarity is ``-||x_i - x_j||²``. The preference is searched in
-    ``[lo, hi]`` with ``hi`` = the median similarity (many clusters) and
-    ``lo`` = a multiple of the minimum similarity (few clusters), each moved
-    outwards while it does not bracket ``n_clusters``. ``n_clusters_found_``
-    records how many clusters the best preference gave (it can differ from
-    ``n_clusters`` when no preference hits it within ``max_bisect`` steps;
-    the closest count is kept). ``preference_`` is the preference used.
+    The similarity is ``-||x_i - x_j||²``. The shared preference ``p < 0`` is
+    searched between ``hi`` = the median similarity (many clusters) and
+    ``lo`` = twice the minimum similarity (few clusters), each moved outwards
+    while it does not bracket ``n_clusters``, then bisected on ``log(-p)``
+    (cluster counts change about geometrically with ``p``) until a run gives
+    ``n_clusters``, the bracket is narrower than ``rtol`` (similarities with
+    many ties, e.g. binary tags, make the count jump over some values), or
+    ``max_bisect`` steps. The run closest to ``n_clusters`` is kept:
+    ``n_clusters_found_`` (can differ from ``n_clusters`` in those cases),
+    ``preference_``, ``n_runs_``. ``damping``/``max_iter``/``convergence_iter``
+    as in scikit-learn (damping raised to 0.9 against oscillation).
     """
 
-    def __init__(self, n_clusters=8, damping=0.9, max_iter=400, convergence_iter=20, max_bisect=30,
+    def __init__(self, n_clusters=8, damping=0.9, max_iter=200, convergence_iter=15, max_bisect=20, rtol=1e-3,
                  random_state=None):
         self.n_clusters = n_clusters
         self.damping = damping
         self.max_iter = max_iter
         self.convergence_iter = convergence_iter
         self.max_bisect = max_bisect
+        self.rtol = rtol
         self.random_state = random_state
 
     def _run(self, S, pref, seed):
+        self.n_runs_ += 1
         labels, _ = affinity_propagation_labels(S, pref, self.damping, self.max_iter, self.convergence_iter, seed)
         if labels is None:  # no exemplar: unusable
             return None, 0
@@ -279,52 +285,53 @@ class AffinityPropagationClustering(_Clusterer):
         X, _ = _check_views(X)
         n = X.shape[0]
         k = check_n_clusters(self.n_clusters, n)
+        if not 0.5 <= self.damping < 1:
+            raise ValueError(f"damping must be in [0.5, 1), got {self.damping}")
         seed = check_random_state_seed(self.random_state) % (2**32)
         S = -pairwise_distances(X, metric="sqeuclidean")
         off = S[~np.eye(n, dtype=bool)] if n > 1 else np.zeros(1)
-        hi, smin = float(np.median(off)), float(off.min())
+        smin = float(off.min())
         if smin == 0.0:  # all samples identical
             smin = -1.0
-        lo = 2.0 * smin
+        # log(-p): large = low preference = few clusters
+        q_lo = np.log(-2.0 * smin)
+        q_hi = np.log(-min(float(np.median(off)), 1e-9 * smin))
+        self.n_runs_ = 0
         best = (None, -1, None)  # labels, count, pref
 
-        def consider(labels, c, pref):
+        def run(q):
             nonlocal best
+            pref = -float(np.exp(q))
+            labels, c = self._run(S, pref, seed)
             if labels is not None and (best[0] is None or abs(c - k) < abs(best[1] - k)):
                 best = (labels, c, pref)
+            return labels, c
 
-        # make sure lo gives at most k clusters
-        for _ in range(10):
-            labels, c = self._run(S, lo, seed)
-            consider(labels, c, lo)
+        for _ in range(10):  # lo must give at most k clusters
+            labels, c = run(q_lo)
             if labels is not None and c <= k:
                 break
-            lo *= 4.0
-        # ... and hi at least k (raise it towards 0, where every sample is its own exemplar)
-        for _ in range(10):
+            q_lo += np.log(4.0)
+        for _ in range(10):  # hi at least k (p -> 0: every sample its own exemplar)
             if best[1] == k:
                 break
-            labels, c = self._run(S, hi, seed)
-            consider(labels, c, hi)
+            labels, c = run(q_hi)
             if labels is not None and c >= k:
                 break
-            hi /= 4.0
+            q_hi -= np.log(4.0)
         for _ in range(self.max_bisect):
-            if best[1] == k:
+            if best[1] == k or q_lo - q_hi < self.rtol:
                 break
-            mid = 0.5 * (lo + hi)
-            labels, c = self._run(S, mid, seed)
-            consider(labels, c, mid)
+            mid = 0.5 * (q_lo + q_hi)
+            labels, c = run(mid)
             if labels is None or c > k:
-                hi = mid
+                q_hi = mid
             else:
-                lo = mid
+                q_lo = mid
         if best[0] is None:
-            raise RuntimeError("affinity propagation did not converge for any preference")
-        labels = best[0]
-        # relabel to 0..c-1
-        _, self.labels_ = np.unique(labels, return_inverse=True)
-        self.labels_ = self.labels_.astype(np.int64)
+            raise RuntimeError("affinity propagation found no exemplar for any preference")
+        _, labels = np.unique(best[0], return_inverse=True)
+        self.labels_ = labels.astype(np.int64)
         self.n_clusters_found_ = best[1]
         self.preference_ = best[2]
         return self
