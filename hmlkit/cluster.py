@@ -46,6 +46,29 @@ def spectral_from_affinity(A, n_clusters, n_neighbors=20, random_state=None):
     return spectral_from_graph(W, n_clusters, random_state)
 
 
+FOREST_PARAMS = ("n_estimators", "min_samples_leaf", "max_features", "hierarchy", "correlations", "n_jobs",
+                 "verbose", "random_state")
+
+
+def forest_from(estimator, **overrides):
+    """An unfitted HMLForest with the forest parameters of ``estimator``
+    (HMLClustering, HMLTagCompleter), so both stay in step."""
+    from .forest import HMLForest
+
+    params = {k: getattr(estimator, k) for k in FOREST_PARAMS}
+    params.update(overrides)
+    return HMLForest(**params)
+
+
+def cluster_forest(forest, n_clusters, n_neighbors=20, random_state=None):
+    """Sec 3.3 on a fitted forest: the kappa-NN graph of its affinity
+    (Eq. 10), symmetrised, then normalised spectral clustering.
+    Returns (labels, W)."""
+    idx, w = leaf_knn(forest.train_leaves_, n_neighbors)
+    W = knn_graph_from_neighbors(idx, w, forest.train_leaves_.shape[0])
+    return spectral_from_graph(W, n_clusters, random_state), W
+
+
 class HMLClustering(ClusterMixin, BaseEstimator):
     """Cluster tagged visual data with an HML-RF affinity (Sec 3.3).
 
@@ -85,21 +108,12 @@ class HMLClustering(ClusterMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _forest(self):
-        from .forest import HMLForest
-
-        return HMLForest(n_estimators=self.n_estimators, min_samples_leaf=self.min_samples_leaf,
-                         max_features=self.max_features, hierarchy=self.hierarchy,
-                         correlations=self.correlations, bootstrap=self.bootstrap,
-                         random_state=self.random_state, n_jobs=self.n_jobs, verbose=self.verbose)
-
     def fit(self, X, Y, layers=None):
         X = check_X(X)
         check_n_clusters(self.n_clusters, X.shape[0])
-        self.forest_ = self._forest().fit(X, Y, layers)
-        idx, w = leaf_knn(self.forest_.train_leaves_, self.n_neighbors)
-        self.affinity_ = knn_graph_from_neighbors(idx, w, X.shape[0])
-        self.labels_ = spectral_from_graph(self.affinity_, self.n_clusters, self.random_state)
+        self.forest_ = forest_from(self, bootstrap=self.bootstrap).fit(X, Y, layers)
+        self.labels_, self.affinity_ = cluster_forest(self.forest_, self.n_clusters, self.n_neighbors,
+                                                      self.random_state)
         return self
 
     def fit_predict(self, X, Y, layers=None):

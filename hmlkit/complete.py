@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from ._validation import check_n_clusters, check_X, check_Y
-from .affinity import _compact, knn_graph_from_neighbors, leaf_knn
+from .affinity import _compact, leaf_knn
 from . import _kernels_affinity as KA
 from . import _kernels_complete as KC
 
@@ -133,8 +133,7 @@ class HMLTagCompleter(BaseEstimator):
         return m
 
     def fit(self, X, Y, layers=None):
-        from .cluster import spectral_from_graph
-        from .forest import HMLForest
+        from .cluster import cluster_forest, forest_from
 
         method = self._check_method()
         X = check_X(X)
@@ -143,17 +142,11 @@ class HMLTagCompleter(BaseEstimator):
             if self.n_clusters is None:
                 raise ValueError("method='GC' needs n_clusters (the number of global clusters)")
             check_n_clusters(self.n_clusters, X.shape[0])
-        self.forest_ = HMLForest(n_estimators=self.n_estimators, min_samples_leaf=self.min_samples_leaf,
-                                 max_features=self.max_features, hierarchy=self.hierarchy,
-                                 correlations=self.correlations, bootstrap=bool(self.oob),
-                                 random_state=self.random_state, n_jobs=self.n_jobs,
-                                 verbose=self.verbose).fit(X, Y, layers)
+        self.forest_ = forest_from(self, bootstrap=bool(self.oob)).fit(X, Y, layers)
         self.Y_ = Y
         self.method_ = method
         if method == "GC":
-            idx, w = leaf_knn(self.forest_.train_leaves_, self.n_neighbors)
-            W = knn_graph_from_neighbors(idx, w, X.shape[0])
-            self.labels_ = spectral_from_graph(W, self.n_clusters, self.random_state)
+            self.labels_, _ = cluster_forest(self.forest_, self.n_clusters, self.n_neighbors, self.random_state)
         return self
 
     def predict_scores(self, X=None, Y=None):
