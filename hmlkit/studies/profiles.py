@@ -1,0 +1,84 @@
+"""Run settings of every study under the three profiles.
+
+``quick``     CI: tiny samples and forests; the whole set runs in a few minutes.
+``standard``  the main job (``make studies``): full-size ``trecvid``, reduced ``nuswide``,
+              fewer trees and folds than the paper; the whole set in about 30 min on 2 cores.
+``paper``     the paper's settings (tau = 1000 trees, phi = 3, 10 folds, full sizes).
+
+A study's notebook reads ``settings(name, profile)`` for every parameter it was not given
+explicitly (papermill parameters left at ``None``).
+"""
+from __future__ import annotations
+
+import copy
+
+PROFILES = ("quick", "standard", "paper")
+
+STUDIES = (
+    "table1_trecvid_clustering",
+    "table2_nuswide_clustering",
+    "fig5_table3_sparseness",
+    "fig6_components",
+    "fig8_parameters",
+    "table4_hierarchy_depth",
+    "table5_abstractness",
+    "table6_8_completion",
+    "fig4_7_9_examples",
+)
+
+# Data size per profile: (n_samples, n_tags) per synthetic data set; None = full size.
+_DATA = {
+    "quick": {"trecvid": (300, None), "nuswide": (600, 200)},
+    "standard": {"trecvid": (None, None), "nuswide": (3000, 400)},
+    "paper": {"trecvid": (None, None), "nuswide": (None, None)},
+}
+_FOREST = {
+    "quick": {"n_estimators": 24, "min_samples_leaf": 3},
+    "standard": {"n_estimators": 150, "min_samples_leaf": 3},
+    "paper": {"n_estimators": 1000, "min_samples_leaf": 3},
+}
+_FOLDS = {"quick": 1, "standard": 2, "paper": 10}
+
+_SPECIFIC = {
+    "fig5_table3_sparseness": {"sparseness": (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)},
+    "fig6_components": {"sparseness": (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)},
+    "fig8_parameters": {
+        "taus": {"quick": (4, 8, 16, 24), "standard": (10, 25, 50, 100, 200, 400),
+                 "paper": (10, 50, 100, 200, 500, 1000, 1500, 2000)},
+        "phis": (1, 2, 3, 5, 10),
+    },
+    "table4_hierarchy_depth": {"n_layers": (2, 3, 4, 5, 6, 7)},
+    "table6_8_completion": {"hidden_fraction": 0.4},
+    "fig4_7_9_examples": {"n_clusters_shown": 3, "n_members_shown": 6, "n_examples": 9},
+}
+
+
+def check_profile(profile):
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    return profile
+
+
+def check_study(name):
+    if name not in STUDIES:
+        raise ValueError(f"unknown study {name!r}; known: {', '.join(STUDIES)}")
+    return name
+
+
+def data_size(dataset, profile):
+    """(n_samples, n_tags) for a synthetic profile name under ``profile``; (None, None) otherwise."""
+    check_profile(profile)
+    return _DATA[profile].get(dataset, (None, None))
+
+
+def settings(name, profile):
+    """All run settings of study ``name`` under ``profile`` (a fresh dict)."""
+    check_study(name)
+    check_profile(profile)
+    out = {"profile": profile, "folds": _FOLDS[profile], **_FOREST[profile],
+           "data": copy.deepcopy(_DATA[profile])}
+    for key, val in _SPECIFIC.get(name, {}).items():
+        out[key] = val[profile] if isinstance(val, dict) else val
+    if name == "fig8_parameters" and profile == "quick":
+        out["phis"] = (1, 3, 5)
+    return out
