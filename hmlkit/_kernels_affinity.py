@@ -1,0 +1,150 @@
+"""Numba kernels for leaf co-membership (Eq. 10) without any dense n x n matrix.
+
+A forest is summarised by ``leaves`` (n, T) int32: the compact leaf index of
+each sample in each tree. Per tree, the members of every leaf are listed once
+(``members``/``offsets``, a counting sort), and a sample's co-leaf
+neighbours are counted with a per-thread dense counter that is reset after
+each row: O(T * leaf size) per row, no sort over all pairs.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+
+def chunk_bounds(nq):
+    """Split nq query rows into chunks for prange (a few per thread), so
+    per-thread scratch arrays are allocated once per chunk, not per row."""
+    n_chunks = max(1, min(nq, 4 * nb.get_num_threads()))
+    return np.linspace(0, nq, n_chunks + 1).astype(np.int64)
+
+
+@nb.njit(cache=True)
+def leaf_members(leaves):
+    """Per tree, the samples of each leaf, as flat arrays.
+
+    Returns ``members`` (T, n) int32 (samples ordered by leaf in each tree),
+    ``offsets`` (T, max_leaves + 1) int64 start of each leaf in ``members[t]``
+    and ``n_leaves`` (T,) int64.
+    """
+    n, T = leaves.shape
+    n_leaves = np.zeros(T, np.int64)
+    for t in range(T):
+        mx = -1
+        for i in range(n):
+            if leaves[i, t] > mx:
+                mx = leaves[i, t]
+        n_leaves[t] = mx + 1
+    L = 1
+    for t in range(T):
+        if n_leaves[t] > L:
+            L = n_leaves[t]
+    offsets = np.zeros((T, L + 1), np.int64)
+    members = np.empty((T, n), np.int32)
+    for t in range(T):
+        for i in range(n):
+            offsets[t, leaves[i, t] + 1] += 1
+        for l in range(L):
+            offsets[t, l + 1] += offsets[t, l]
+        fill = offsets[t].copy()
+        for i in range(n):
+            l = leaves[i, t]
+            members[t, fill[l]] = i
+            fill[l] += 1
+    return members, offsets, n_leaves
+
+
+@nb.njit(cache=True)
+def _count_row(q, query_leaves, members, offsets, self_index, counter, touched):
+    """Count, into ``counter``, co-leaf occurrences of query ``q``; returns the
+    number of distinct neighbours written to ``touched``."""
+    T = query_leaves.shape[1]
+    nt = 0
+    for t in range(T):
+        l = query_leaves[q, t]
+        if l < 0:
+            continue
+        for p in range(offsets[t, l], offsets[t, l + 1]):
+            j = members[t, p]
+            if j == self_index:
+                continue
+            if counter[j] == 0:
+                touched[nt] = j
+                nt += 1
+            counter[j] += 1
+    return nt
+
+
+@nb.njit(parallel=True, cache=True)
+def cooccurrence_rows(query_leaves, members, offsets, n_ref, self_index, include_self, bounds):
+    """Sparse rows of co-leaf counts for each query sample (CSR parts).
+
+    ``self_index[q]`` is the reference index of query q (or -1); it is
+    excluded from the counting, and added back with count T when
+    ``include_self`` (Eq. 10 gives A_ii = 1).
+    """
+    nq, T = query_leaves.shape
+    n_chunks = bounds.shape[0] - 1
+    nnz = np.zeros(nq + 1, np.int64)
+    for c in nb.prange(n_chunks):
+        counter = np.zeros(n_ref, np.int32)
+        touched = np.empty(n_ref, np.int32)
+        for q in range(bounds[c], bounds[c + 1]):
+            nt = _count_row(q, query_leaves, members, offsets, self_index[q], counter, touched)
+            for a in range(nt):
+                counter[touched[a]] = 0
+            nnz[q + 1] = nt + (1 if (include_self and self_index[q] >= 0) else 0)
+    indptr = np.cumsum(nnz)
+    indices = np.empty(indptr[-1], np.int32)
+    data = np.empty(indptr[-1], np.float32)
+    for c in nb.prange(n_chunks):
+        counter = np.zeros(n_ref, np.int32)
+        touched = np.empty(n_ref, np.int32)
+        for q in range(bounds[c], bounds[c + 1]):
+            nt = _count_row(q, query_leaves, members, offsets, self_index[q], counter, touched)
+            start = indptr[q]
+            extra = 0
+            if include_self and self_index[q] >= 0:
+                touched[nt] = self_index[q]
+                counter[self_index[q]] = T
+                extra = 1
+            row = np.sort(touched[: nt + extra])
+            for a in range(nt + extra):
+                j = row[a]
+                indices[start + a] = j
+                data[start + a] = counter[j] / T
+                counter[j] = 0
+    return indptr, indices, data
+
+
+@nb.njit(parallel=True, cache=True)
+def knn_rows(query_leaves, members, offsets, n_ref, self_index, k, bounds):
+    """The k reference samples sharing most leaves with each query sample.
+
+    Returns ``idx`` (nq, k) int32 and ``w`` (nq, k) float32 (fraction of
+    trees); ties broken by lower index; rows with fewer than k co-leaf
+    neighbours are padded with -1 / 0.
+    """
+    nq, T = query_leaves.shape
+    idx = np.full((nq, k), -1, np.int32)
+    w = np.zeros((nq, k), np.float32)
+    n_chunks = bounds.shape[0] - 1
+    for c in nb.prange(n_chunks):
+        counter = np.zeros(n_ref, np.int32)
+        touched = np.empty(n_ref, np.int32)
+        for q in range(bounds[c], bounds[c + 1]):
+            nt = _count_row(q, query_leaves, members, offsets, self_index[q], counter, touched)
+            # sort key: count descending, then index ascending
+            keys = np.empty(nt, np.int64)
+            for a in range(nt):
+                j = touched[a]
+                keys[a] = (np.int64(T - counter[j]) << 32) | np.int64(j)
+            keys.sort()
+            m = min(k, nt)
+            for a in range(m):
+                j = np.int32(keys[a] & 0xFFFFFFFF)
+                idx[q, a] = j
+                w[q, a] = counter[j] / T
+            for a in range(nt):
+                counter[touched[a]] = 0
+    return idx, w

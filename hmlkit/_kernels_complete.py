@@ -1,0 +1,62 @@
+"""Numba kernel for HML-RF(LN) tag completion (Eq. 11)."""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+
+@nb.njit(parallel=True, cache=True)
+def local_neighbourhood_scores(query_leaves, members, offsets, self_index, y_indptr, y_indices, m, bounds):
+    """p(x, j) = |P+_j| / (|P+_j| + |P-_j|) over the trees (Eq. 11).
+
+    In each tree, the query's neighbourhood is its leaf without the query
+    itself. The leaf is a positive neighbourhood for tag j when every
+    neighbour has tag j observed (pdf = 1), negative when none has (pdf = 0);
+    otherwise it is ignored. Trees where the query has no neighbour are
+    skipped. A tag with no confident neighbourhood scores 0.
+    """
+    nq, T = query_leaves.shape
+    out = np.zeros((nq, m), np.float32)
+    n_chunks = bounds.shape[0] - 1
+    for c in nb.prange(n_chunks):
+        pos = np.zeros(m, np.int32)
+        unc = np.zeros(m, np.int32)
+        cnt = np.zeros(m, np.int32)
+        touched = np.empty(m, np.int64)
+        for q in range(bounds[c], bounds[c + 1]):
+            used = 0
+            me = self_index[q]
+            for t in range(T):
+                l = query_leaves[q, t]
+                if l < 0:
+                    continue
+                size = 0
+                nt = 0
+                for p in range(offsets[t, l], offsets[t, l + 1]):
+                    j = members[t, p]
+                    if j == me:
+                        continue
+                    size += 1
+                    for a in range(y_indptr[j], y_indptr[j + 1]):
+                        tag = y_indices[a]
+                        if cnt[tag] == 0:
+                            touched[nt] = tag
+                            nt += 1
+                        cnt[tag] += 1
+                if size == 0:
+                    continue
+                used += 1
+                for a in range(nt):
+                    tag = touched[a]
+                    if cnt[tag] == size:
+                        pos[tag] += 1
+                    else:
+                        unc[tag] += 1
+                    cnt[tag] = 0
+            for tag in range(m):
+                denom = used - unc[tag]
+                if denom > 0:
+                    out[q, tag] = pos[tag] / denom
+                pos[tag] = 0
+                unc[tag] = 0
+    return out

@@ -1,0 +1,140 @@
+"""Forest affinity (Eq. 10) and its kappa-NN graph, kept sparse throughout."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _kernels_affinity as K
+
+
+def _check_leaves(leaves, name="leaves"):
+    leaves = np.asarray(leaves)
+    if leaves.ndim != 2 or leaves.shape[1] < 1:
+        raise ValueError(f"{name} must be a 2-D (n_samples, n_trees) array of leaf indices, got shape {leaves.shape}")
+    if not np.issubdtype(leaves.dtype, np.integer):
+        raise ValueError(f"{name} must hold integer leaf indices, got dtype {leaves.dtype}")
+    return np.ascontiguousarray(leaves, dtype=np.int32)
+
+
+def _compact(leaves, query_leaves=None):
+    """Renumber leaf ids per tree to 0..L-1 (the kernels index leaves densely).
+
+    Any forest's leaf ids work (e.g. scikit-learn's node ids). Query leaves
+    are renumbered with the same map; a query leaf holding no training
+    sample gets -1 (it has no co-leaf neighbours).
+    """
+    out = np.empty_like(leaves)
+    q_out = None if query_leaves is None else np.empty_like(query_leaves)
+    if query_leaves is not None and query_leaves.shape[1] != leaves.shape[1]:
+        raise ValueError(f"query_leaves has {query_leaves.shape[1]} trees but leaves has {leaves.shape[1]}")
+    for t in range(leaves.shape[1]):
+        uniq, out[:, t] = np.unique(leaves[:, t], return_inverse=True)
+        if query_leaves is not None:
+            pos = np.searchsorted(uniq, query_leaves[:, t])
+            pos = np.minimum(pos, len(uniq) - 1)
+            q_out[:, t] = np.where(uniq[pos] == query_leaves[:, t], pos, -1)
+    return out if query_leaves is None else (out, q_out)
+
+
+def leaf_affinity(leaves, query_leaves=None):
+    """A_ij = fraction of trees in which samples i and j share a leaf (Eq. 10).
+
+    Parameters
+    ----------
+    leaves : (n, T) int array
+        Leaf index of every training sample in every tree (any forest).
+    query_leaves : (q, T) int array, optional
+        Leaves of other samples (routed through the same trees). Then the
+        result is the (q, n) affinity of those samples to the training ones.
+
+    Returns
+    -------
+    csr_matrix float32, (n, n) with unit diagonal, or (q, n).
+    """
+    leaves = _check_leaves(leaves)
+    n, T = leaves.shape
+    if query_leaves is None:
+        leaves = _compact(leaves)
+        members, offsets, _ = K.leaf_members(leaves)
+        self_index = np.arange(n, dtype=np.int64)
+        indptr, indices, data = K.cooccurrence_rows(leaves, members, offsets, n, self_index, True, K.chunk_bounds(n))
+        return sp.csr_matrix((data, indices, indptr), shape=(n, n))
+    leaves, q = _compact(leaves, _check_leaves(query_leaves, "query_leaves"))
+    members, offsets, _ = K.leaf_members(leaves)
+    self_index = np.full(q.shape[0], -1, np.int64)
+    indptr, indices, data = K.cooccurrence_rows(q, members, offsets, n, self_index, False, K.chunk_bounds(q.shape[0]))
+    return sp.csr_matrix((data, indices, indptr), shape=(q.shape[0], n))
+
+
+def leaf_knn(leaves, n_neighbors=20, query_leaves=None):
+    """The ``n_neighbors`` samples with highest leaf affinity to each sample.
+
+    A sample is never its own neighbour. Returns ``(idx, w)``, both
+    (n, n_neighbors); missing neighbours (fewer co-leaf samples than asked)
+    are -1 with weight 0.
+    """
+    leaves = _check_leaves(leaves)
+    n = leaves.shape[0]
+    if int(n_neighbors) < 1:
+        raise ValueError(f"n_neighbors must be >= 1, got {n_neighbors}")
+    if query_leaves is None:
+        leaves = _compact(leaves)
+        q, self_index = leaves, np.arange(n, dtype=np.int64)
+    else:
+        leaves, q = _compact(leaves, _check_leaves(query_leaves, "query_leaves"))
+        self_index = np.full(q.shape[0], -1, np.int64)
+    members, offsets, _ = K.leaf_members(leaves)
+    return K.knn_rows(q, members, offsets, n, self_index, int(n_neighbors), K.chunk_bounds(q.shape[0]))
+
+
+def knn_affinity(A, n_neighbors=20):
+    """Keep each row's ``n_neighbors`` largest off-diagonal affinities, then
+    symmetrise by the element-wise maximum ("or" kNN graph).
+
+    ``A`` may be sparse or dense (n, n) and non-negative.
+    """
+    if sp.issparse(A):
+        A = sp.csr_matrix(A, dtype=np.float64)
+    else:
+        A = np.asarray(A, dtype=np.float64)
+        if A.ndim != 2:
+            raise ValueError(f"affinity must be a 2-D square matrix, got shape {A.shape}")
+        A = sp.csr_matrix(A)
+    n = A.shape[0]
+    if A.shape != (n, n):
+        raise ValueError(f"affinity must be square, got shape {A.shape}")
+    if A.nnz and (not np.isfinite(A.data).all() or A.data.min() < 0):
+        raise ValueError("affinity must be finite and non-negative")
+    k = int(n_neighbors)
+    if k < 1:
+        raise ValueError(f"n_neighbors must be >= 1, got {n_neighbors}")
+    A = A.tolil()
+    A.setdiag(0)
+    A = A.tocsr()
+    A.eliminate_zeros()
+    rows, cols, vals = [], [], []
+    for i in range(n):
+        s, e = A.indptr[i], A.indptr[i + 1]
+        if e == s:
+            continue
+        d, c = A.data[s:e], A.indices[s:e]
+        if e - s > k:
+            order = np.lexsort((c, -d))[:k]
+            d, c = d[order], c[order]
+        rows.append(np.full(len(c), i))
+        cols.append(c)
+        vals.append(d)
+    if not rows:
+        return sp.csr_matrix((n, n))
+    W = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n))
+    return W.maximum(W.T).tocsr()
+
+
+def knn_graph_from_neighbors(idx, w, n):
+    """Symmetric ("or", max-weight) sparse graph from kNN lists (``leaf_knn``)."""
+    idx = np.asarray(idx)
+    w = np.asarray(w, dtype=np.float64)
+    mask = idx >= 0
+    rows = np.repeat(np.arange(idx.shape[0]), idx.shape[1])[mask.ravel()]
+    W = sp.csr_matrix((w[mask], (rows, idx[mask])), shape=(n, n))
+    return W.maximum(W.T).tocsr()

@@ -1,0 +1,197 @@
+"""Missing-tag completion with HML-RF (Sec 3.4): local neighbourhoods (LN,
+Eq. 11), global clusters (GC, Eq. 12 as corrected) and affinity measure (AM,
+Eq. 13); plus the rules any method shares (GC scoring, ranking observed tags
+last) and a tag co-occurrence baseline."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+
+from ._validation import check_n_clusters, check_X, check_Y
+from .affinity import _compact, knn_graph_from_neighbors, leaf_knn
+from . import _kernels_affinity as KA
+from . import _kernels_complete as KC
+
+METHODS = ("AM", "LN", "GC")
+
+
+def rank_observed_last(scores, Y):
+    """Return a float copy of ``scores`` where every observed tag (Y = 1)
+    scores strictly below every unobserved tag of every sample."""
+    scores = np.array(scores, dtype=np.float64)
+    Y = check_Y(Y, scores.shape[0])
+    if Y.shape != scores.shape:
+        raise ValueError(f"scores shape {scores.shape} differs from tags shape {Y.shape}")
+    if not np.isfinite(scores).all():
+        raise ValueError("scores contain NaN or inf")
+    low = min(scores.min(initial=0.0), 0.0) - 1.0
+    rows = np.repeat(np.arange(Y.shape[0]), np.diff(Y.indptr))
+    scores[rows, Y.indices] = low
+    return scores
+
+
+def cluster_tag_scores(labels, Y):
+    """GC completion scores from any clustering (Eq. 12, as corrected).
+
+    score(i, j) = |X_c+ without i| / (|X_c| - 1), c the cluster of sample i:
+    the share of the *other* members of i's cluster with tag j observed (the
+    printed |X_c+| / (|X_c+| - 1) is a typo). A singleton cluster scores 0.
+    Observed tags are ranked last.
+    """
+    labels = np.asarray(labels)
+    if labels.ndim != 1:
+        raise ValueError(f"labels must be 1-D, got shape {labels.shape}")
+    Y = check_Y(Y, labels.shape[0])
+    _, lab = np.unique(labels, return_inverse=True)
+    C = sp.csr_matrix((np.ones(len(lab)), (lab, np.arange(len(lab)))))
+    pos = np.asarray((C @ Y.astype(np.float64)).todense())  # (k, m) positives per cluster
+    size = np.asarray(C.sum(axis=1)).ravel()
+    num = pos[lab] - Y.toarray()
+    den = (size[lab] - 1)[:, None]
+    scores = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+    return rank_observed_last(scores, Y)
+
+
+def cooccurrence_scores(Y, Y_ref=None):
+    """Tag co-occurrence completion baseline: score of tag j for a sample is
+    the sum, over its observed tags i, of P(j | i) estimated on ``Y_ref``
+    (default: ``Y`` itself). Observed tags ranked last."""
+    Y = check_Y(Y)
+    R = Y if Y_ref is None else check_Y(Y_ref)
+    if R.shape[1] != Y.shape[1]:
+        raise ValueError(f"Y_ref has {R.shape[1]} tags but Y has {Y.shape[1]}")
+    Rf = R.astype(np.float64)
+    co = (Rf.T @ Rf).toarray()
+    occ = np.diag(co).copy()
+    np.fill_diagonal(co, 0.0)
+    P = np.divide(co, occ[:, None], out=np.zeros_like(co), where=occ[:, None] > 0)  # P(j | i)
+    scores = np.asarray(Y.astype(np.float64) @ P)
+    return rank_observed_last(scores, Y)
+
+
+class CooccurrenceCompleter(BaseEstimator):
+    """Tag co-occurrence completion baseline (see :func:`cooccurrence_scores`)."""
+
+    def fit(self, X, Y, layers=None):
+        self.Y_ = check_Y(Y, None if X is None else check_X(X).shape[0])
+        return self
+
+    def predict_scores(self, X=None):
+        return cooccurrence_scores(self.Y_)
+
+
+class HMLTagCompleter(BaseEstimator):
+    """Complete missing tags with an HML-RF (Sec 3.4).
+
+    Parameters
+    ----------
+    method : "AM" | "LN" | "GC"
+        AM: kappa affinity-nearest neighbours, p = (1/kappa) sum_i y_ij A_i*
+        (Eq. 13); LN: pure-leaf vote over trees (Eq. 11); GC: share of the
+        other members of the sample's HML-RF cluster with the tag (Eq. 12).
+    n_neighbors : int, default 20
+        kappa, for AM and for the kNN graph of GC.
+    n_clusters : int, required for GC.
+    random_state, **forest params : as :class:`hmlkit.HMLForest`.
+
+    A sample is never its own neighbour. Scores are in [0, 1]; a sample with
+    no confident leaf or neighbour gets 0; observed tags are ranked last.
+    """
+
+    def __init__(self, method="AM", n_neighbors=20, n_clusters=None, random_state=None, n_estimators=1000,
+                 min_samples_leaf=3, max_features="sqrt", hierarchy=True, correlations=True,
+                 bootstrap=False, n_jobs=None, verbose=False):
+        self.method = method
+        self.n_neighbors = n_neighbors
+        self.n_clusters = n_clusters
+        self.random_state = random_state
+        self.n_estimators = n_estimators
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.hierarchy = hierarchy
+        self.correlations = correlations
+        self.bootstrap = bootstrap
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def _check_method(self):
+        m = str(self.method).upper()
+        if m not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        return m
+
+    def fit(self, X, Y, layers=None):
+        from .cluster import spectral_from_graph
+        from .forest import HMLForest
+
+        method = self._check_method()
+        X = check_X(X)
+        Y = check_Y(Y, X.shape[0])
+        if method == "GC":
+            if self.n_clusters is None:
+                raise ValueError("method='GC' needs n_clusters (the number of global clusters)")
+            check_n_clusters(self.n_clusters, X.shape[0])
+        self.forest_ = HMLForest(n_estimators=self.n_estimators, min_samples_leaf=self.min_samples_leaf,
+                                 max_features=self.max_features, hierarchy=self.hierarchy,
+                                 correlations=self.correlations, bootstrap=self.bootstrap,
+                                 random_state=self.random_state, n_jobs=self.n_jobs,
+                                 verbose=self.verbose).fit(X, Y, layers)
+        self.Y_ = Y
+        self.method_ = method
+        if method == "GC":
+            idx, w = leaf_knn(self.forest_.train_leaves_, self.n_neighbors)
+            W = knn_graph_from_neighbors(idx, w, X.shape[0])
+            self.labels_ = spectral_from_graph(W, self.n_clusters, self.random_state)
+        return self
+
+    def predict_scores(self, X=None, Y=None):
+        """Tag scores (n, m). ``X=None``: the training samples (transductive
+        completion, the paper's setting). New ``X``: routed through the trees;
+        their known tags ``Y`` (optional) are then ranked last."""
+        if not hasattr(self, "forest_"):
+            raise ValueError("this HMLTagCompleter is not fitted yet; call fit(X, Y) first")
+        train = self.forest_.train_leaves_
+        n, m = self.Y_.shape
+        if X is None:
+            query, self_index, Yq = None, np.arange(n, dtype=np.int64), self.Y_
+        else:
+            query = self.forest_.apply(X)
+            self_index = np.full(query.shape[0], -1, np.int64)
+            Yq = None if Y is None else check_Y(Y, query.shape[0])
+        nq = n if query is None else query.shape[0]
+        if self.method_ == "LN":
+            if query is None:
+                leaves = _compact(train)
+                q = leaves
+            else:
+                leaves, q = _compact(train, query)
+            members, offsets, _ = KA.leaf_members(leaves)
+            scores = KC.local_neighbourhood_scores(q, members, offsets, self_index,
+                                                   self.Y_.indptr.astype(np.int64),
+                                                   self.Y_.indices.astype(np.int64), m, KA.chunk_bounds(q.shape[0]))
+        elif self.method_ == "AM":
+            idx, w = leaf_knn(train, self.n_neighbors, query_leaves=query)
+            mask = idx >= 0
+            rows = np.repeat(np.arange(nq), idx.shape[1])[mask.ravel()]
+            Wq = sp.csr_matrix((w[mask].astype(np.float64), (rows, idx[mask])), shape=(nq, n))
+            scores = np.asarray((Wq @ self.Y_.astype(np.float64)).todense()) / self.n_neighbors
+        else:  # GC
+            if query is None:
+                return cluster_tag_scores(self.labels_, self.Y_)
+            # a new sample joins the cluster holding most of its affinity among its kNN
+            idx, w = leaf_knn(train, self.n_neighbors, query_leaves=query)
+            k = int(self.labels_.max()) + 1
+            votes = np.zeros((nq, k))
+            mask = idx >= 0
+            rows = np.repeat(np.arange(nq), idx.shape[1])[mask.ravel()]
+            np.add.at(votes, (rows, self.labels_[idx[mask]]), w[mask])
+            lab = votes.argmax(axis=1)
+            C = sp.csr_matrix((np.ones(n), (self.labels_, np.arange(n))), shape=(k, n))
+            pos = np.asarray((C @ self.Y_.astype(np.float64)).todense())
+            size = np.bincount(self.labels_, minlength=k).astype(np.float64)
+            scores = pos[lab] / size[lab][:, None]
+            scores[votes.sum(axis=1) == 0] = 0.0
+        if Yq is None:
+            return np.asarray(scores, dtype=np.float64)
+        return rank_observed_last(scores, Yq)

@@ -1,0 +1,244 @@
+"""Split search and depth-first growth of one HML-tree (numba, nogil).
+
+A tree is stored as parallel arrays (the scikit-learn ``_tree`` layout):
+``feature``, ``threshold``, ``left``, ``right`` (-1 at leaves) and
+``leaf_id`` (compact leaf index, -1 at internal nodes). A sample goes left
+when ``x[feature] < threshold`` (Eq. 1).
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from ._criterion import EPS_PURE, layer_parent_stats, sweep_hard, sweep_soft
+from ._rng import rand_below
+
+
+@nb.njit(cache=True)
+def _midpoint(a, b):
+    """A float32 threshold t with a < t <= b (midpoint unless rounding hits a)."""
+    t = np.float32((np.float64(a) + np.float64(b)) * 0.5)
+    if t <= a:
+        t = b
+    return t
+
+
+@nb.njit(cache=True)
+def target_layer(samples, start, end, n_layers, y_indptr, y_indices, tag_layer, tag_local, layer_ptr,
+                 has_layer, soft_pos, soft_neg, use_soft, cS, PS, MS):
+    """The first impure layer (alpha_k = 1, Eq. 5) and its statistics.
+
+    Returns (k, soft_mode, impurity); k = -1 when every layer is pure.
+    """
+    for k in range(n_layers):
+        soft = use_soft and k < n_layers - 1
+        imp, n_missing = layer_parent_stats(samples, start, end, k, y_indptr, y_indices, tag_layer, tag_local,
+                                            layer_ptr, has_layer, soft_pos, soft_neg, soft, cS, PS, MS)
+        if imp > EPS_PURE:
+            # with no missing sample the soft criterion equals the hard one:
+            # use the cheaper hard sweep
+            return k, soft and n_missing > 0, imp
+    return -1, False, 0.0
+
+
+@nb.njit(cache=True)
+def eval_feature(X, f, samples, start, end, vals, k, soft_mode, imp_S, y_indptr, y_indices, tag_layer,
+                 tag_local, layer_ptr, has_layer, soft_pos, soft_neg, cS, PS, MS, cL, cR, PL, ML, min_leaf):
+    """Best cut on feature f: (gain, threshold, n_left).
+
+    n_left is -1 when no cut leaves ``min_leaf`` samples on both sides, -2
+    when the feature is constant on the node."""
+    N = end - start
+    vmin = np.inf
+    vmax = -np.inf
+    for a in range(N):
+        v = X[samples[start + a], f]
+        vals[a] = v
+        if v < vmin:
+            vmin = v
+        if v > vmax:
+            vmax = v
+    if vmax <= vmin:
+        return -1.0, np.float32(0.0), -2  # constant on this node
+    order = np.argsort(vals[:N])
+    if soft_mode:
+        gain, nl = sweep_soft(samples, start, end, order, vals, k, y_indptr, y_indices, tag_layer, tag_local,
+                              layer_ptr, has_layer, soft_pos, soft_neg, PS, MS, cL, PL, ML, min_leaf, imp_S)
+    else:
+        gain, nl = sweep_hard(samples, start, end, order, vals, k, y_indptr, y_indices, tag_layer, tag_local,
+                              layer_ptr, cS, cL, cR, min_leaf, imp_S)
+    if nl < 0:
+        return -1.0, np.float32(0.0), -1
+    thr = _midpoint(vals[order[nl - 1]], vals[order[nl]])
+    return gain, thr, nl
+
+
+@nb.njit(cache=True)
+def _workspace(n, max_layer):
+    return (np.empty(n, np.float32), np.zeros(max_layer, np.int64), np.zeros(max_layer, np.float64),
+            np.zeros(max_layer, np.float64), np.zeros(max_layer, np.int64), np.zeros(max_layer, np.int64),
+            np.zeros(max_layer, np.float64), np.zeros(max_layer, np.float64))
+
+
+@nb.njit(cache=True)
+def best_split_over(X, samples, features, n_layers, y_indptr, y_indices, tag_layer, tag_local, layer_ptr,
+                    has_layer, soft_pos, soft_neg, use_soft, min_leaf):
+    """Best split of the node holding ``samples`` among the given features
+    (Algorithm 1 with a fixed candidate list). For tests and inspection.
+
+    Returns (feature, threshold, gain, target_layer); feature -1 if no split.
+    """
+    n = samples.shape[0]
+    max_layer = 1
+    for k in range(n_layers):
+        max_layer = max(max_layer, layer_ptr[k + 1] - layer_ptr[k])
+    vals, cS, PS, MS, cL, cR, PL, ML = _workspace(n, max_layer)
+    k, soft_mode, imp = target_layer(samples, 0, n, n_layers, y_indptr, y_indices, tag_layer, tag_local,
+                                     layer_ptr, has_layer, soft_pos, soft_neg, use_soft, cS, PS, MS)
+    if k < 0:
+        return -1, np.float32(0.0), 0.0, -1
+    best_gain = EPS_PURE
+    best_f = -1
+    best_t = np.float32(0.0)
+    for f in features:
+        gain, thr, nl = eval_feature(X, f, samples, 0, n, vals, k, soft_mode, imp, y_indptr, y_indices,
+                                     tag_layer, tag_local, layer_ptr, has_layer, soft_pos, soft_neg, cS, PS, MS,
+                                     cL, cR, PL, ML, min_leaf)
+        if gain > best_gain:
+            best_gain = gain
+            best_f = f
+            best_t = thr
+    return best_f, best_t, best_gain, k
+
+
+@nb.njit(cache=True, nogil=True)
+def grow_tree(X, samples, n_layers, y_indptr, y_indices, tag_layer, tag_local, layer_ptr, has_layer, soft_pos,
+              soft_neg, use_soft, min_leaf, max_features, rng_state, train_leaf):
+    """Grow one HML-tree depth-first on ``samples`` (permuted in place).
+
+    Per node: the target layer is the first impure one; ``max_features``
+    non-constant features are drawn without replacement (partial
+    Fisher-Yates over a per-tree feature array, drawing on past constant
+    ones as scikit-learn does); each is sorted once and swept. A node is a
+    leaf when it cannot give two children of ``min_leaf`` samples, when all
+    layers are pure, or when no cut has a positive gain. ``train_leaf[s]``
+    receives the leaf of each sample in ``samples``.
+    """
+    n = samples.shape[0]
+    d = X.shape[1]
+    cap = 2 * (n // max(min_leaf, 1)) + 3
+    feature = np.full(cap, -1, np.int32)
+    threshold = np.zeros(cap, np.float32)
+    left = np.full(cap, -1, np.int32)
+    right = np.full(cap, -1, np.int32)
+    leaf_id = np.full(cap, -1, np.int32)
+    max_layer = 1
+    for k in range(n_layers):
+        max_layer = max(max_layer, layer_ptr[k + 1] - layer_ptr[k])
+    vals, cS, PS, MS, cL, cR, PL, ML = _workspace(n, max_layer)
+    features = np.arange(d).astype(np.int64)
+    st_start = np.empty(cap, np.int64)
+    st_end = np.empty(cap, np.int64)
+    st_parent = np.empty(cap, np.int64)
+    st_isleft = np.empty(cap, np.uint8)
+    top = 0
+    st_start[0] = 0
+    st_end[0] = n
+    st_parent[0] = -1
+    st_isleft[0] = 0
+    top = 1
+    n_nodes = 0
+    n_leaves = 0
+    while top > 0:
+        top -= 1
+        start = st_start[top]
+        end = st_end[top]
+        parent = st_parent[top]
+        node = n_nodes
+        n_nodes += 1
+        if parent >= 0:
+            if st_isleft[top]:
+                left[parent] = node
+            else:
+                right[parent] = node
+        N = end - start
+        best_f = -1
+        best_t = np.float32(0.0)
+        best_nl = -1
+        if N >= 2 * min_leaf:
+            k, soft_mode, imp = target_layer(samples, start, end, n_layers, y_indptr, y_indices, tag_layer,
+                                             tag_local, layer_ptr, has_layer, soft_pos, soft_neg, use_soft,
+                                             cS, PS, MS)
+            if k >= 0:
+                best_gain = EPS_PURE
+                i = 0
+                visited = 0
+                while visited < max_features and i < d:
+                    j = i + rand_below(rng_state, d - i)
+                    f = features[j]
+                    features[j] = features[i]
+                    features[i] = f
+                    i += 1
+                    gain, thr, nl = eval_feature(X, f, samples, start, end, vals, k, soft_mode, imp, y_indptr,
+                                                 y_indices, tag_layer, tag_local, layer_ptr, has_layer, soft_pos,
+                                                 soft_neg, cS, PS, MS, cL, cR, PL, ML, min_leaf)
+                    if nl == -2:
+                        continue  # constant on this node: does not count, draw another
+                    visited += 1
+                    if gain > best_gain:
+                        best_gain = gain
+                        best_f = f
+                        best_t = thr
+                        best_nl = nl
+        if best_f < 0:
+            leaf_id[node] = n_leaves
+            for a in range(start, end):
+                train_leaf[samples[a]] = n_leaves
+            n_leaves += 1
+            continue
+        feature[node] = best_f
+        threshold[node] = best_t
+        # partition samples[start:end]: x < t to the left
+        lo = start
+        hi = end - 1
+        while lo <= hi:
+            if X[samples[lo], best_f] < best_t:
+                lo += 1
+            else:
+                tmp = samples[lo]
+                samples[lo] = samples[hi]
+                samples[hi] = tmp
+                hi -= 1
+        mid = lo
+        # right pushed first so the left child is grown first (depth-first)
+        st_start[top] = mid
+        st_end[top] = end
+        st_parent[top] = node
+        st_isleft[top] = 0
+        top += 1
+        st_start[top] = start
+        st_end[top] = mid
+        st_parent[top] = node
+        st_isleft[top] = 1
+        top += 1
+    return (feature[:n_nodes].copy(), threshold[:n_nodes].copy(), left[:n_nodes].copy(),
+            right[:n_nodes].copy(), leaf_id[:n_nodes].copy(), n_leaves)
+
+
+@nb.njit(parallel=True, cache=True)
+def apply_flat(X, node_offset, feature, threshold, left, right, leaf_id):
+    """Leaf index of every sample in every tree of a flattened forest."""
+    n = X.shape[0]
+    T = node_offset.shape[0] - 1
+    out = np.empty((n, T), np.int32)
+    for i in nb.prange(n):
+        for t in range(T):
+            base = node_offset[t]
+            node = 0
+            while left[base + node] != -1:
+                if X[i, feature[base + node]] < threshold[base + node]:
+                    node = left[base + node]
+                else:
+                    node = right[base + node]
+            out[i, t] = leaf_id[base + node]
+    return out

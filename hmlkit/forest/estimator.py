@@ -1,0 +1,208 @@
+"""HMLForest: the scikit-learn-style estimator over the numba kernels."""
+from __future__ import annotations
+
+import math
+import numbers
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from .._validation import check_layers, check_random_state_seed, check_X, check_Y
+from . import _builder
+from ._rng import tree_seeds
+from ._tagdata import build_tag_arrays
+
+
+def _resolve_n_jobs(n_jobs):
+    cpus = os.cpu_count() or 1
+    if n_jobs is None or n_jobs == -1:
+        return cpus
+    if not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be None, -1 or a positive integer, got {n_jobs!r}")
+    return max(1, cpus + 1 + n_jobs) if n_jobs < 0 else int(n_jobs)
+
+
+class HMLForest(BaseEstimator):
+    """Hierarchical-Multi-Label Random Forest (Wang, Zhu & Gong, Sec 3.2).
+
+    Trees split on visual features (Eq. 1) and choose splits by the
+    multi-label Gini gain over the tags (Eq. 4), layer-wise: at each node
+    only the most abstract impure tag layer counts (Eq. 5); with
+    ``correlations``, samples with no observed tag in that layer enter its
+    Gini through soft tags inferred from their tags of lower layers by
+    co-occurrence and mutual exclusion (Eq. 6-9). Every tree sees all
+    training samples (Algorithm 1); randomness comes from the features tried
+    at each node.
+
+    Parameters
+    ----------
+    n_estimators : int, default 1000
+        tau, the number of trees.
+    min_samples_leaf : int, default 3
+        phi: no split may leave a child with fewer samples.
+    max_features : "sqrt", "log2", int, float or None, default "sqrt"
+        nu_try, non-constant features tried per node (without replacement).
+    hierarchy : bool, default True
+        False: all tags in one layer (the paper's HML-RF(FlatTags)).
+    correlations : bool, default True
+        False: no soft tags (the paper's HML-RF(NoCorr)).
+    bootstrap : bool, default False
+        Grow each tree on a bootstrap sample (not in the paper).
+    random_state : int, numpy generator or None
+    n_jobs : int or None
+        Threads growing trees; None or -1: all cores. Results do not depend
+        on it (each tree has its own random stream).
+    verbose : bool or "auto", default "auto"
+        Progress bar; "auto" shows one on long fits.
+
+    Attributes
+    ----------
+    train_leaves_ : (n_samples, n_estimators) int32
+        Leaf of every training sample in every tree.
+    layers_ : list of int64 arrays, the hierarchy used.
+    n_features_in_, n_tags_, max_features_ : ints
+    """
+
+    def __init__(self, n_estimators=1000, min_samples_leaf=3, max_features="sqrt", hierarchy=True,
+                 correlations=True, bootstrap=False, random_state=None, n_jobs=None, verbose="auto"):
+        self.n_estimators = n_estimators
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.hierarchy = hierarchy
+        self.correlations = correlations
+        self.bootstrap = bootstrap
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    # -- parameters -------------------------------------------------------
+    def _check_params(self, d):
+        if not isinstance(self.n_estimators, numbers.Integral) or self.n_estimators < 1:
+            raise ValueError(f"n_estimators must be a positive integer, got {self.n_estimators!r}")
+        if not isinstance(self.min_samples_leaf, numbers.Integral) or self.min_samples_leaf < 1:
+            raise ValueError(f"min_samples_leaf must be a positive integer, got {self.min_samples_leaf!r}")
+        mf = self.max_features
+        if mf is None:
+            k = d
+        elif mf == "sqrt":
+            k = int(math.sqrt(d))
+        elif mf == "log2":
+            k = int(math.log2(d)) if d > 1 else 1
+        elif isinstance(mf, numbers.Integral) and not isinstance(mf, bool):
+            if mf < 1:
+                raise ValueError(f"max_features must be >= 1, got {mf}")
+            k = min(int(mf), d)
+        elif isinstance(mf, numbers.Real) and 0 < mf <= 1:
+            k = int(mf * d)
+        else:
+            raise ValueError(f"max_features must be 'sqrt', 'log2', None, a positive int or a float in (0, 1], got {mf!r}")
+        return max(1, k)
+
+    # -- fitting ----------------------------------------------------------
+    def fit(self, X, Y, layers=None):
+        """Grow the forest on visual features ``X`` (n, d) and observed tags
+        ``Y`` (n, m) 0/1, dense or sparse, with tag ``layers`` (list of
+        tag-index arrays, most abstract first; None: one flat layer).
+        Samples with no tag at all are allowed: they follow the splits that
+        the tagged samples choose."""
+        X = check_X(X)
+        n, d = X.shape
+        Y = check_Y(Y, n)
+        layers = check_layers(layers, Y.shape[1])
+        if not self.hierarchy:
+            layers = [np.arange(Y.shape[1], dtype=np.int64)]
+        max_features = self._check_params(d)
+        soft = None
+        if self.correlations and len(layers) > 1:
+            from ..tags import soft_tag_confidences
+
+            soft = soft_tag_confidences(Y, layers)
+        tags = build_tag_arrays(Y, layers, soft)
+        seed = check_random_state_seed(self.random_state)
+        states = tree_seeds(seed, self.n_estimators)
+        boot_rng = np.random.default_rng(seed) if self.bootstrap else None
+        boots = [np.sort(boot_rng.integers(0, n, n)) for _ in range(self.n_estimators)] if self.bootstrap else None
+        args = tags.kernel_args()
+        min_leaf = int(self.min_samples_leaf)
+
+        def grow(t):
+            samples = (boots[t] if boots is not None else np.arange(n)).astype(np.int64)
+            leaf = np.full(n, -1, np.int32)
+            state = states[t : t + 1].copy()
+            out = _builder.grow_tree(X, samples, *args, min_leaf, max_features, state, leaf)
+            return out, leaf
+
+        n_jobs = min(_resolve_n_jobs(self.n_jobs), self.n_estimators)
+        show = self.verbose is True or (self.verbose == "auto" and n * self.n_estimators >= 5_000_000)
+        results = [None] * self.n_estimators
+        bar = None
+        if show:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=self.n_estimators, desc="HMLForest", unit="tree")
+        if n_jobs == 1:
+            for t in range(self.n_estimators):
+                results[t] = grow(t)
+                if bar is not None:
+                    bar.update(1)
+        else:
+            with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+                futures = {pool.submit(grow, t): t for t in range(self.n_estimators)}
+                for fut, t in futures.items():
+                    results[t] = fut.result()
+                    if bar is not None:
+                        bar.update(1)
+        if bar is not None:
+            bar.close()
+        self._store(results)
+        self.n_features_in_ = d
+        self.n_tags_ = Y.shape[1]
+        self.layers_ = layers
+        self.max_features_ = max_features
+        if self.bootstrap:
+            self.train_leaves_ = self.apply(X)
+        else:
+            self.train_leaves_ = np.ascontiguousarray(np.stack([r[1] for r in results], axis=1))
+        return self
+
+    def _store(self, results):
+        sizes = np.array([r[0][0].shape[0] for r in results], np.int64)
+        self.node_offset_ = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.feature_ = np.concatenate([r[0][0] for r in results])
+        self.threshold_ = np.concatenate([r[0][1] for r in results])
+        self.children_left_ = np.concatenate([r[0][2] for r in results])
+        self.children_right_ = np.concatenate([r[0][3] for r in results])
+        self.leaf_id_ = np.concatenate([r[0][4] for r in results])
+        self.n_leaves_ = np.array([r[0][5] for r in results], np.int64)
+
+    # -- using the forest -------------------------------------------------
+    def _check_fitted(self):
+        if not hasattr(self, "node_offset_"):
+            raise ValueError("this HMLForest is not fitted yet; call fit(X, Y) first")
+
+    def apply(self, X):
+        """Leaf index (0..n_leaves-1 per tree) of each sample in each tree,
+        (n, n_estimators) int32; works for samples not seen in training."""
+        self._check_fitted()
+        X = check_X(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features but the forest was fitted with {self.n_features_in_}")
+        return _builder.apply_flat(X, self.node_offset_, self.feature_, self.threshold_, self.children_left_,
+                                   self.children_right_, self.leaf_id_)
+
+    def affinity(self, X=None):
+        """Eq. 10: fraction of trees in which two samples share a leaf.
+
+        ``X=None``: the (n, n) sparse affinity of the training samples (unit
+        diagonal). Otherwise the (len(X), n) affinity of new samples to the
+        training samples."""
+        from ..affinity import leaf_affinity
+
+        self._check_fitted()
+        return leaf_affinity(self.train_leaves_, None if X is None else self.apply(X))
+
+    @property
+    def n_nodes_(self):
+        return np.diff(self.node_offset_)

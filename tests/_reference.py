@@ -1,0 +1,59 @@
+"""Slow, obviously correct reference of the HML-RF split criterion (Eq. 3-9),
+straight from the definitions, for checking the numba kernels."""
+import numpy as np
+
+
+def node_masses(Y, S, tags, soft, pos, neg):
+    """Positive / total mass of each tag of ``tags`` for each sample of S."""
+    P = np.zeros((len(S), len(tags)))
+    M = np.zeros((len(S), len(tags)))
+    for r, s in enumerate(S):
+        if soft and Y[s, tags].sum() == 0:  # missing in this layer: soft tags
+            P[r] = pos[s, tags]
+            M[r] = pos[s, tags] + neg[s, tags]
+        else:
+            P[r] = Y[s, tags]
+            M[r] = 1.0
+    return P, M
+
+
+def gini(P, M):
+    """Per-tag Gini 2p(1-p) of a weighted set (0 where the mass is 0)."""
+    Pt, Mt = P.sum(0), M.sum(0)
+    p = np.divide(Pt, Mt, out=np.zeros_like(Pt), where=Mt > 0)
+    return 2 * p * (1 - p), Mt
+
+
+def reference_best_split(X, S, features, Y, layers, pos, neg, use_soft, min_leaf):
+    """Return (feature, threshold, gain, target_layer) of the best split."""
+    Y = np.asarray(Y)
+    L = len(layers)
+    target = -1
+    for k in range(L):
+        soft = use_soft and k < L - 1
+        P, M = node_masses(Y, S, layers[k], soft, pos, neg)
+        g, _ = gini(P, M)
+        if g.sum() > 1e-12:
+            target = k
+            break
+    if target < 0:
+        return -1, 0.0, 0.0, -1
+    psiS, MS = gini(P, M)
+    best = (-1, np.float32(0.0), 1e-12)
+    for f in features:
+        v = X[S, f]
+        u = np.unique(v)
+        for a, b in zip(u[:-1], u[1:]):
+            t = np.float32((np.float64(a) + np.float64(b)) / 2)
+            if t <= a:
+                t = b
+            left = v < t
+            if left.sum() < min_leaf or (~left).sum() < min_leaf:
+                continue
+            psiL, ML = gini(P[left], M[left])
+            psiR, MR = gini(P[~left], M[~left])
+            w = MS > 0
+            gain = np.sum(psiS[w] - ML[w] / MS[w] * psiL[w] - MR[w] / MS[w] * psiR[w])
+            if gain > best[2]:
+                best = (f, t, gain)
+    return best[0], best[1], best[2], target

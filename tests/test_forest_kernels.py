@@ -1,0 +1,92 @@
+"""The numba split search agrees with the slow reference (tests/_reference.py)."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from hmlkit.forest import _builder
+from hmlkit.forest._tagdata import build_tag_arrays
+
+from _reference import reference_best_split
+
+
+def _case(seed, n, d, m, n_layers, density=0.25, untagged=0.2):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)).astype(np.float32)
+    Y = (rng.random((n, m)) < density).astype(np.uint8)
+    Y[rng.random(n) < untagged] = 0
+    cuts = np.sort(rng.choice(np.arange(1, m), n_layers - 1, replace=False)) if n_layers > 1 else []
+    perm = rng.permutation(m)
+    layers = [np.sort(a) for a in np.split(perm, cuts)]
+    pos = rng.random((n, m)).astype(np.float32)
+    neg = rng.random((n, m)).astype(np.float32)
+    pos[rng.random((n, m)) < 0.3] = 0
+    return X, Y, layers, pos, neg
+
+
+def _kernel(X, Y, layers, pos, neg, use_soft, features, min_leaf, S=None):
+    tags = build_tag_arrays(sp.csr_matrix(Y), layers, (pos, neg) if use_soft else None)
+    S = np.arange(X.shape[0]) if S is None else S
+    return _builder.best_split_over(X, S.astype(np.int64), np.asarray(features, np.int64), *tags.kernel_args(),
+                                    min_leaf)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("mode", ["flat", "layered", "soft"])
+def test_split_search_matches_reference(seed, mode):
+    n_layers = 1 if mode == "flat" else 3
+    X, Y, layers, pos, neg = _case(seed, n=int(25 + 7 * seed), d=6, m=7, n_layers=n_layers)
+    use_soft = mode == "soft"
+    rng = np.random.default_rng(100 + seed)
+    features = rng.choice(X.shape[1], 4, replace=False)
+    min_leaf = 1 + seed % 3
+    f, t, g, k = _kernel(X, Y, layers, pos, neg, use_soft, features, min_leaf)
+    rf, rt, rg, rk = reference_best_split(X, np.arange(X.shape[0]), features, Y, layers, pos, neg, use_soft, min_leaf)
+    assert k == rk
+    assert f == rf
+    assert np.float32(t) == np.float32(rt)
+    assert g == pytest.approx(rg, rel=1e-9, abs=1e-12)
+
+
+def test_soft_tags_change_the_split():
+    """Soft tags must matter: the same data gives another gain with them."""
+    X, Y, layers, pos, neg = _case(3, n=60, d=5, m=6, n_layers=2, untagged=0.5)
+    feats = np.arange(5)
+    hard = _kernel(X, Y, layers, pos, neg, False, feats, 2)
+    soft = _kernel(X, Y, layers, pos, neg, True, feats, 2)
+    assert hard[2] != pytest.approx(soft[2])
+
+
+def test_node_subset_and_layer_targeting():
+    """On a node where the abstract layer is pure, the next layer is the target."""
+    rng = np.random.default_rng(0)
+    n = 40
+    X = rng.normal(size=(n, 3)).astype(np.float32)
+    Y = np.zeros((n, 4), np.uint8)
+    Y[:, 0] = 1  # abstract tag: everyone has it -> layer 0 pure
+    Y[: n // 2, 2] = 1
+    X[: n // 2, 1] -= 5  # feature 1 separates the layer-1 tag perfectly
+    layers = [np.array([0, 1]), np.array([2, 3])]
+    f, t, g, k = _kernel(X, Y, layers, np.zeros((n, 4), np.float32), np.zeros((n, 4), np.float32), False,
+                         [0, 1, 2], 3)
+    assert k == 1 and f == 1
+    assert g == pytest.approx(0.5)  # psi(S) = 2 * 0.5 * 0.5 for tag 2, children pure
+
+
+def test_all_layers_pure_gives_no_split():
+    X = np.random.default_rng(0).normal(size=(20, 3)).astype(np.float32)
+    Y = np.zeros((20, 3), np.uint8)
+    Y[:, 1] = 1
+    f, t, g, k = _kernel(X, Y, [np.array([0, 1, 2])], np.zeros((20, 3), np.float32), np.zeros((20, 3), np.float32),
+                         False, [0, 1, 2], 3)
+    assert f == -1 and k == -1
+
+
+def test_min_samples_leaf_respected():
+    X = np.arange(10, dtype=np.float32)[:, None]
+    Y = np.zeros((10, 1), np.uint8)
+    Y[0] = 1  # the best cut isolates sample 0, which phi=3 forbids
+    z = np.zeros((10, 1), np.float32)
+    f, t, g, k = _kernel(X, Y, [np.array([0])], z, z, False, [0], 3)
+    assert f == 0 and t == pytest.approx(2.5)
+    f1, t1, g1, _ = _kernel(X, Y, [np.array([0])], z, z, False, [0], 1)
+    assert t1 == pytest.approx(0.5) and g1 > g
