@@ -763,20 +763,39 @@ def examples_study(cfg, progress=True):
 # display, plots, saving
 # ----------------------------------------------------------------------------------------
 def side_by_side(ds, var="score", paper="paper", index=("row",)):
-    """A table with our mean over folds beside the paper's value for every metric."""
+    """A table with our mean over folds beside the paper's value, for every metric (or N...).
+
+    Rows are the ``index`` dims; ``label``/``status`` coords along them come first."""
     import pandas as pd
 
     ours = ds[var].mean("fold") if "fold" in ds[var].dims else ds[var]
-    df_o = ours.to_dataframe(name="ours")["ours"]
-    df_p = ds[paper].to_dataframe(name="paper")["paper"] if paper in ds else None
-    out = pd.concat({"ours": df_o, "paper": df_p}, axis=1) if df_p is not None else df_o.to_frame()
-    last = [d for d in ours.dims if d not in index]
-    table = out.unstack(last) if last else out
+    cols = {"ours": ours}
+    if paper in ds:
+        cols["paper"] = ds[paper].broadcast_like(ours)
+    df = xr.Dataset(cols).to_dataframe()[list(cols)]
+    df = df.reset_index().set_index(list(ours.dims))[list(cols)]
+    other = [d for d in ours.dims if d not in index]
+    table = df.unstack(other) if other else df
+    if other:
+        table.columns = table.columns.reorder_levels(list(range(1, table.columns.nlevels)) + [0])
+        order = [tuple(c) for c in ours.transpose(*index, *other).stack(_c=other)["_c"].values]
+        table = table[[(*o, k) if isinstance(o, tuple) else (o, k) for o in order for k in cols]]
+    import pandas as pd
+
+    if len(index) == 1:
+        table = table.reindex(ours[index[0]].values)
+    else:
+        table = table.reindex(pd.MultiIndex.from_product([ours[i].values for i in index], names=list(index)))
     table = table.round(3)
+    front = {}
     for c in ("label", "status", "paper_status"):
-        if c in ds.coords and set(ds[c].dims) <= set(index):
-            table.insert(0, c, ds[c].to_series().reindex(table.index.get_level_values(index[0]))
-                         .values if len(index) == 1 else ds[c].values.ravel())
+        if c in ds.coords and ds[c].dims and set(ds[c].dims) <= set(index):
+            front[c] = ds[c].to_series().reindex(table.index if len(index) == len(ds[c].dims)
+                                                 else table.index.get_level_values(ds[c].dims[0])).values
+        elif c in ds.data_vars and set(ds[c].dims) == set(index):
+            front[c] = ds[c].to_series().reindex(table.index).values
+    for i, (c, v) in enumerate(front.items()):
+        table.insert(i, (c,) + ("",) * (table.columns.nlevels - 1) if table.columns.nlevels > 1 else c, v)
     return table
 
 
@@ -991,10 +1010,12 @@ def save(ds, fig, cfg, data=None):
     """Write ``results/<name>.nc`` and ``figures/<name>.png`` atomically, with the run's
     parameters, seed, package version, git commit and duration in ``attrs``.
 
-    The figure is written first, the dataset last: a run that fails before this call
-    leaves both previous files intact, and the ``.nc`` only appears with its figure."""
+    Order: the dataset is written to a temporary file first (so an unwritable result fails
+    before anything is replaced), then the figure is saved atomically, then the dataset's
+    temporary file is renamed into place. A run that fails or is interrupted before or
+    during this call leaves the previous ``.nc`` and ``.png`` intact."""
     import hmlkit
-    from .study_io import save_figure_atomic, write_dataset_atomic
+    from .study_io import _atomic_target, save_figure_atomic
 
     ds = ds.copy()
     ds.attrs.update(cfg.as_attrs())
@@ -1004,8 +1025,14 @@ def save(ds, fig, cfg, data=None):
                      "figure": f"{cfg.figures_dir}/{cfg.name}.png"})
     if data is not None:
         ds.attrs["data"] = json.dumps(data.summary() if hasattr(data, "summary") else data, default=_jsonable)
-    fig_path = save_figure_atomic(fig, f"{cfg.figures_dir}/{cfg.name}.png")
-    nc_path = write_dataset_atomic(ds, f"{cfg.results_dir}/{cfg.name}.nc")
+    nc_path, tmp = _atomic_target(f"{cfg.results_dir}/{cfg.name}.nc")
+    try:
+        ds.to_netcdf(tmp)
+        fig_path = save_figure_atomic(fig, f"{cfg.figures_dir}/{cfg.name}.png")
+        os.replace(tmp, nc_path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
     return nc_path, fig_path
 
 

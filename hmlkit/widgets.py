@@ -40,9 +40,10 @@ class ExplorePanel:
     of every run so far)."""
 
     def __init__(self, profile="quick", dataset="trecvid", n_samples=None, seed=0, auto_update=True,
-                 n_estimators=20, min_samples_leaf=3, n_jobs=1):
+                 n_estimators=20, min_samples_leaf=3, n_jobs=1, data=None):
         import ipywidgets as W
 
+        self.given_data = data  # a TaggedData with groups replaces the profile/dataset choice
         self.seed = seed
         self.n_samples = n_samples
         self.n_jobs = n_jobs
@@ -91,8 +92,12 @@ class ExplorePanel:
         """The panel's data for the current profile/dataset/layers/sparseness (cached)."""
         k = (p["profile"], p["dataset"], p["layers"], p["sparseness"])
         if k not in self._data_cache:
-            cfg = study.setup("fig6_components", profile=p["profile"], seed=self.seed)
-            base = study.load_data(p["dataset"], cfg, n_samples=self.n_samples, random_state=self.seed, groups=True)
+            if self.given_data is not None:
+                base = self.given_data
+            else:
+                cfg = study.setup("fig6_components", profile=p["profile"], seed=self.seed)
+                base = study.load_data(p["dataset"], cfg, n_samples=self.n_samples, random_state=self.seed,
+                                       groups=True)
             if p["layers"] != len(base.layers):
                 if p["layers"] == 1:
                     base = base.with_tags(base.Y, layers=None)
