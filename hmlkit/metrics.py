@@ -242,7 +242,8 @@ def completion_scores(scores, observed, hidden, N=(1, 2, 3, 4, 5)):
     if rows.size == 0:
         raise ValueError("no sample has a hidden tag; completion scores are undefined")
     cum = _cumulative_hits(
-        scores.astype(np.float64, copy=False),  # one compiled signature rows.astype(np.int64), observed.indptr.astype(np.int64), observed.indices.astype(np.int64),
+        scores.astype(np.float64, copy=False),  # one compiled signature
+        rows.astype(np.int64), observed.indptr.astype(np.int64), observed.indices.astype(np.int64),
         hidden.indptr.astype(np.int64), hidden.indices.astype(np.int64), max(N),
     )
     nh = n_hidden[rows].astype(np.float64)

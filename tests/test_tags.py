@@ -152,3 +152,68 @@ def test_bad_input():
         soft_tag_confidences(Y6, L6, rho=np.zeros((3, 3)))
     with pytest.raises(ValueError, match="NaN"):
         soft_tag_confidences(Y6, L6, eps=np.full((4, 4), np.nan))
+
+
+# --------------------------------------------------------------------------- hierarchy estimation
+
+from hmlkit.tags import estimate_layers  # noqa: E402
+
+
+def _topic_data(seed=0, n_per=40, n_topics=4, n_generic=20, n_never=3):
+    """Topic tag t dominates group t (80% of its samples); generic tags spread over everyone."""
+    rng = np.random.default_rng(seed)
+    n = n_per * n_topics
+    m = n_topics + n_generic + n_never
+    Y = np.zeros((n, m), np.uint8)
+    group = np.repeat(np.arange(n_topics), n_per)
+    Y[np.arange(n), group] = rng.random(n) < 0.8
+    Y[:, n_topics : n_topics + n_generic] = rng.random((n, n_generic)) < 0.12
+    return Y, n_topics
+
+
+def _check_partition(layers, m):
+    allt = np.concatenate(layers)
+    assert np.array_equal(np.sort(allt), np.arange(m))
+    assert all(layer.dtype == np.int64 and layer.size > 0 for layer in layers)
+
+
+def test_estimate_layers_topic_tags_are_abstract():
+    Y, k = _topic_data()
+    layers = estimate_layers(sp.csr_matrix(Y), n_layers=2, n_topics=4, random_state=0)
+    assert len(layers) == 2
+    _check_partition(layers, Y.shape[1])
+    assert set(range(k)) <= set(layers[0].tolist())
+    assert layers[0].size <= 3 * 4
+    # never-observed tags fall to the last layer
+    assert {24, 25, 26} <= set(layers[1].tolist())
+    # with the default number of topics the topic tags are still on top
+    assert set(range(k)) <= set(estimate_layers(Y, 2, random_state=1)[0].tolist())
+
+
+def test_estimate_layers_many_layers_and_determinism():
+    Y, _ = _topic_data(seed=2)
+    m = Y.shape[1]
+    a = estimate_layers(Y, n_layers=4, n_topics=3, random_state=7)
+    b = estimate_layers(Y, n_layers=4, n_topics=3, random_state=7)
+    assert len(a) == 4
+    _check_partition(a, m)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    one = estimate_layers(Y, n_layers=1)
+    assert len(one) == 1 and np.array_equal(one[0], np.arange(m))
+    # as many layers as tags: every layer one tag
+    small = Y[:, :5]
+    layers = estimate_layers(small, n_layers=5, random_state=0)
+    _check_partition(layers, 5)
+    assert [x.size for x in layers] == [1] * 5
+
+
+def test_estimate_layers_bad_input():
+    Y, _ = _topic_data()
+    with pytest.raises(ValueError, match="n_layers"):
+        estimate_layers(Y, n_layers=0)
+    with pytest.raises(ValueError, match="larger than the number of tags"):
+        estimate_layers(Y[:, :3], n_layers=4)
+    with pytest.raises(ValueError, match="n_topics"):
+        estimate_layers(Y, n_topics=0)
+    with pytest.raises(ValueError, match="0/1"):
+        estimate_layers(Y * 3)
