@@ -31,6 +31,7 @@ from .studies.profiles import PROFILES, STUDIES, check_profile, check_study, dat
 
 METRICS = pv.CLUSTER_METRICS
 SYNTHETIC = ("trecvid", "nuswide")
+NAMED = SYNTHETIC + ("corel16k",)  # names hmlkit.data.load_dataset resolves
 FOREST_METHODS = ("hmlrf", "clustrf", "ccforest")
 
 
@@ -102,7 +103,7 @@ def check_sparseness(values):
 
 def dataset_name(dataset):
     """Short name of a data set: the profile name, else the file or directory stem."""
-    return str(dataset) if str(dataset) in SYNTHETIC else Path(dataset).stem
+    return str(dataset) if str(dataset) in NAMED else Path(dataset).stem
 
 
 def check_dataset(dataset):
@@ -110,11 +111,11 @@ def check_dataset(dataset):
     NUS-WIDE directory)."""
     if not isinstance(dataset, (str, os.PathLike)):
         raise ValueError(f"dataset must be a profile name {SYNTHETIC} or a path, got {dataset!r}")
-    if str(dataset) in SYNTHETIC:
+    if str(dataset) in NAMED:
         return str(dataset)
     path = Path(dataset).expanduser()
     if not path.exists():
-        raise ValueError(f"dataset {str(dataset)!r} is neither a synthetic profile {SYNTHETIC} "
+        raise ValueError(f"dataset {str(dataset)!r} is neither a named data set {NAMED} "
                          f"nor an existing file or data directory (not found: {path})")
     return str(path)
 
@@ -216,7 +217,7 @@ def reduce_tags(data, n_tags):
                       name=data.name, meta=meta)
 
 
-def load_data(dataset, cfg=None, n_samples=None, n_tags=None, random_state=0, groups=False):
+def load_data(dataset, cfg=None, n_samples=None, n_tags=None, random_state=0, groups=False, study=None):
     """The data of a study: a synthetic profile (sized by the run's profile unless
     ``n_samples``/``n_tags`` say otherwise) or a file/directory through
     ``hmlkit.data.load_dataset``. ``groups=True`` demands ground-truth groups."""
@@ -249,8 +250,15 @@ def load_data(dataset, cfg=None, n_samples=None, n_tags=None, random_state=0, gr
             idx = np.sort(np.random.default_rng(random_state).choice(data.n_samples, n_samples, replace=False))
             data = data.subset(idx)
     data = reduce_tags(data, n_tags)
+    study = study or (cfg.name if cfg is not None else "this study")
+    try:
+        from .data import require
+    except ImportError:
+        require = None
+    if require is not None:
+        return require(data, groups=groups, study=study)
     if groups and data.groups is None:
-        raise ValueError(f"data set {data.name!r} has no ground-truth groups: a clustering study needs them")
+        raise ValueError(f"data set {data.name!r} has no ground-truth groups: {study} needs them")
     return data
 
 

@@ -82,3 +82,35 @@ def settings(name, profile):
     if name == "fig8_parameters" and profile == "quick":
         out["phis"] = (1, 3, 5)
     return out
+
+# What each study writes to results/<name>.nc: variable -> dims (documented contract; the
+# notebook tests check it). Every clustering score has metric = purity, nmi, ri, f1, ari;
+# ``fold`` indexes the repeats (seeds seed, seed+1, ...). Per-row ``status`` says
+# "measured" / "not implemented" / "error" and ``reason`` why.
+RESULT_SCHEMA = {
+    "table1_trecvid_clustering": {"score": ("row", "metric", "fold"), "paper": ("row", "metric"),
+                                  "status": ("row",), "paper_status": ("row",), "mode": ("row",),
+                                  "method": ("row",), "label": ("row",)},
+    "table2_nuswide_clustering": {"score": ("row", "metric", "fold"), "paper": ("row", "metric"),
+                                  "status": ("row",), "paper_status": ("row",), "mode": ("row",),
+                                  "method": ("row",), "label": ("row",)},
+    "fig5_table3_sparseness": {"score": ("row", "sparseness", "metric", "fold"), "drop": ("row", "sparseness"),
+                               "paper_drop": ("row", "sparseness"), "paper_nmi": ("row", "sparseness"),
+                               "status": ("row",)},
+    "fig6_components": {"score": ("variant", "sparseness", "metric", "fold"),
+                        "paper_nmi": ("variant", "sparseness"), "status": ("variant",)},
+    "fig8_parameters": {"score_tau": ("tau", "metric", "fold"), "score_phi": ("phi", "metric", "fold"),
+                        "paper_nmi_tau": ("tau",), "paper_nmi_phi": ("phi",)},
+    "table4_hierarchy_depth": {"score": ("n_layers", "metric", "fold"), "paper": ("n_layers", "metric")},
+    "table5_abstractness": {"score": ("dataset", "structure", "metric", "fold"),
+                            "paper": ("dataset", "structure", "metric")},
+    "table6_8_completion": {"score": ("dataset", "row", "measure", "N", "fold"),
+                            "paper": ("dataset", "row", "measure", "N"), "status": ("dataset", "row"),
+                            "reason": ("dataset", "row")},
+    "fig4_7_9_examples": {"member_tags": ("figure", "cluster", "member"),
+                          "member_consistent": ("figure", "cluster", "member"),
+                          "cluster_purity": ("figure", "cluster"), "scores": ("figure", "metric"),
+                          "observed_tags": ("example_dataset", "example"),
+                          "hidden_tags": ("example_dataset", "example"),
+                          "predicted_tags": ("example_dataset", "example"), "hits": ("example_dataset", "example")},
+}
