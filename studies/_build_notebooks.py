@@ -137,6 +137,7 @@ def build(name, spec):
     cells.append(nbf.v4.new_code_cell("study.save(ds, fig, cfg)"))
     cells.append(nbf.v4.new_markdown_cell("## The paper's claims, judged on this run"))
     cells.append(nbf.v4.new_code_cell("study.show_claims(ds, cfg.name)"))
+    nb.cells = cells
     return nb
 
 
@@ -144,10 +145,8 @@ def main():
     for name, spec in NB.items():
         nbf.write(build(name, spec), HERE / f"{name}.ipynb")
         print("wrote", name)
-
-
-if __name__ == "__main__":
-    main()
+    nbf.write(build_explore(), HERE / "explore.ipynb")
+    print("wrote explore")
 
 
 def build_explore():
@@ -169,5 +168,4 @@ def build_explore():
 
 
 if __name__ == "__main__":
-    nbf.write(build_explore(), HERE / "explore.ipynb")
-    print("wrote explore")
+    main()
