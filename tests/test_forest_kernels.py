@@ -26,7 +26,7 @@ def _case(seed, n, d, m, n_layers, density=0.25, untagged=0.2):
 def _kernel(X, Y, layers, pos, neg, use_soft, features, min_leaf, S=None):
     tags = build_tag_arrays(sp.csr_matrix(Y), layers, (pos, neg) if use_soft else None)
     S = np.arange(X.shape[0]) if S is None else S
-    return _builder.best_split_over(X, S.astype(np.int64), np.asarray(features, np.int64), *tags.kernel_args(),
+    return _builder.best_split_over(X, _builder.dense_ranks(X), S.astype(np.int64), np.asarray(features, np.int64), *tags.kernel_args(),
                                     min_leaf)
 
 

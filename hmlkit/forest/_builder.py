@@ -41,50 +41,117 @@ def target_layer(samples, start, end, n_layers, y_indptr, y_indices, tag_layer, 
     return -1, False, 0.0
 
 
+@nb.njit(parallel=True, cache=True)
+def dense_ranks(X):
+    """(d, n) uint32 dense rank of every sample on every feature, computed
+    once per fit: equal values share a rank, so the split search can sort a
+    node by integer keys (radix) and cut between distinct values."""
+    n, d = X.shape
+    R = np.empty((d, n), np.uint32)
+    for f in nb.prange(d):
+        col = X[:, f].copy()
+        order = np.argsort(col, kind="mergesort")
+        r = 0
+        R[f, order[0]] = 0
+        for a in range(1, n):
+            if col[order[a]] > col[order[a - 1]]:
+                r += 1
+            R[f, order[a]] = r
+    return R
+
+
 @nb.njit(cache=True)
-def eval_feature(X, f, samples, start, end, vals, k, soft_mode, imp_S, y_indptr, y_indices, tag_layer,
-                 tag_local, layer_ptr, has_layer, soft_pos, soft_neg, cS, PS, MS, cL, cR, PL, ML, min_leaf):
-    """Best cut on feature f: (gain, threshold, n_left).
+def _radix_order(keys, N, kmax, order, tmp, cnt):
+    """Stable order of keys[:N] (uint32) into ``order``: insertion sort for
+    small N, else LSD radix sort with 8-bit digits (as many passes as kmax
+    needs), O(N) per pass."""
+    if N <= 32:
+        for a in range(N):
+            order[a] = a
+        for a in range(1, N):
+            v = order[a]
+            kv = keys[v]
+            b = a - 1
+            while b >= 0 and keys[order[b]] > kv:
+                order[b + 1] = order[b]
+                b -= 1
+            order[b + 1] = v
+        return order
+    for a in range(N):
+        order[a] = a
+    shift = 0
+    src = order
+    dst = tmp
+    while True:
+        for b in range(256):
+            cnt[b] = 0
+        for a in range(N):
+            cnt[(keys[src[a]] >> shift) & 255] += 1
+        tot = 0
+        for b in range(256):
+            c = cnt[b]
+            cnt[b] = tot
+            tot += c
+        for a in range(N):
+            i = src[a]
+            b = (keys[i] >> shift) & 255
+            dst[cnt[b]] = i
+            cnt[b] += 1
+        src, dst = dst, src
+        shift += 8
+        if shift >= 32 or (kmax >> shift) == 0:
+            break
+    return src
+
+
+@nb.njit(cache=True)
+def eval_feature(X, R, f, samples, start, end, keys, order, tmp, cnt, k, soft_mode, imp_S, y_indptr, y_indices,
+                 tag_layer, tag_local, layer_ptr, has_layer, soft_pos, soft_neg, cS, PS, MS, cL, cR, PL, ML,
+                 min_leaf):
+    """Best cut on feature f: (gain, threshold, n_left, rank of the first
+    right sample).
 
     n_left is -1 when no cut leaves ``min_leaf`` samples on both sides, -2
     when the feature is constant on the node."""
     N = end - start
-    vmin = np.inf
-    vmax = -np.inf
+    kmin = np.uint32(0xFFFFFFFF)
+    kmax = np.uint32(0)
     for a in range(N):
-        v = X[samples[start + a], f]
-        vals[a] = v
-        if v < vmin:
-            vmin = v
-        if v > vmax:
-            vmax = v
-    if vmax <= vmin:
-        return -1.0, np.float32(0.0), -2  # constant on this node
-    order = np.argsort(vals[:N])
+        v = R[f, samples[start + a]]
+        keys[a] = v
+        if v < kmin:
+            kmin = v
+        if v > kmax:
+            kmax = v
+    if kmax <= kmin:
+        return -1.0, np.float32(0.0), -2, np.uint32(0)  # constant on this node
+    order = _radix_order(keys, N, kmax, order, tmp, cnt)
     if soft_mode:
-        gain, nl = sweep_soft(samples, start, end, order, vals, k, y_indptr, y_indices, tag_layer, tag_local,
+        gain, nl = sweep_soft(samples, start, end, order, keys, k, y_indptr, y_indices, tag_layer, tag_local,
                               layer_ptr, has_layer, soft_pos, soft_neg, PS, MS, cL, PL, ML, min_leaf, imp_S)
     else:
-        gain, nl = sweep_hard(samples, start, end, order, vals, k, y_indptr, y_indices, tag_layer, tag_local,
+        gain, nl = sweep_hard(samples, start, end, order, keys, k, y_indptr, y_indices, tag_layer, tag_local,
                               layer_ptr, cS, cL, cR, min_leaf, imp_S)
     if nl < 0:
-        return -1.0, np.float32(0.0), -1
-    thr = _midpoint(vals[order[nl - 1]], vals[order[nl]])
-    return gain, thr, nl
+        return -1.0, np.float32(0.0), -1, np.uint32(0)
+    thr = _midpoint(X[samples[start + order[nl - 1]], f], X[samples[start + order[nl]], f])
+    return gain, thr, nl, keys[order[nl]]
 
 
 @nb.njit(cache=True)
 def _workspace(n, max_layer):
-    return (np.empty(n, np.float32), np.zeros(max_layer, np.int64), np.zeros(max_layer, np.float64),
+    return (np.empty(n, np.uint32), np.empty(n, np.int64), np.empty(n, np.int64), np.zeros(256, np.int64),
+            np.zeros(max_layer, np.int64), np.zeros(max_layer, np.float64),
             np.zeros(max_layer, np.float64), np.zeros(max_layer, np.int64), np.zeros(max_layer, np.int64),
             np.zeros(max_layer, np.float64), np.zeros(max_layer, np.float64))
 
 
 @nb.njit(cache=True)
-def best_split_over(X, samples, features, n_layers, y_indptr, y_indices, tag_layer, tag_local, layer_ptr,
+def best_split_over(X, R, samples, features, n_layers, y_indptr, y_indices, tag_layer, tag_local, layer_ptr,
                     has_layer, soft_pos, soft_neg, use_soft, min_leaf):
     """Best split of the node holding ``samples`` among the given features
-    (Algorithm 1 with a fixed candidate list). For tests and inspection.
+    (Algorithm 1 with a fixed candidate list); R = dense_ranks(X).
+    For tests and inspection.
 
     Returns (feature, threshold, gain, target_layer); feature -1 if no split.
     """
@@ -92,7 +159,7 @@ def best_split_over(X, samples, features, n_layers, y_indptr, y_indices, tag_lay
     max_layer = 1
     for k in range(n_layers):
         max_layer = max(max_layer, layer_ptr[k + 1] - layer_ptr[k])
-    vals, cS, PS, MS, cL, cR, PL, ML = _workspace(n, max_layer)
+    keys, order, tmp, cnt, cS, PS, MS, cL, cR, PL, ML = _workspace(n, max_layer)
     k, soft_mode, imp = target_layer(samples, 0, n, n_layers, y_indptr, y_indices, tag_layer, tag_local,
                                      layer_ptr, has_layer, soft_pos, soft_neg, use_soft, cS, PS, MS)
     if k < 0:
@@ -101,7 +168,8 @@ def best_split_over(X, samples, features, n_layers, y_indptr, y_indices, tag_lay
     best_f = -1
     best_t = np.float32(0.0)
     for f in features:
-        gain, thr, nl = eval_feature(X, f, samples, 0, n, vals, k, soft_mode, imp, y_indptr, y_indices,
+        gain, thr, nl, rc = eval_feature(X, R, f, samples, 0, n, keys, order, tmp, cnt, k, soft_mode, imp,
+                                         y_indptr, y_indices,
                                      tag_layer, tag_local, layer_ptr, has_layer, soft_pos, soft_neg, cS, PS, MS,
                                      cL, cR, PL, ML, min_leaf)
         if gain > best_gain:
@@ -112,9 +180,12 @@ def best_split_over(X, samples, features, n_layers, y_indptr, y_indices, tag_lay
 
 
 @nb.njit(cache=True, nogil=True)
-def grow_tree(X, samples, n_layers, y_indptr, y_indices, tag_layer, tag_local, layer_ptr, has_layer, soft_pos,
+def grow_tree(X, R, samples, n_layers, y_indptr, y_indices, tag_layer, tag_local, layer_ptr, has_layer, soft_pos,
               soft_neg, use_soft, min_leaf, max_features, rng_state, train_leaf):
     """Grow one HML-tree depth-first on ``samples`` (permuted in place).
+
+    ``R`` = dense_ranks(X), feature-major: a node gathers one feature's
+    integer keys from one contiguous row and radix-sorts them.
 
     Per node: the target layer is the first impure one; ``max_features``
     non-constant features are drawn without replacement (partial
@@ -135,7 +206,7 @@ def grow_tree(X, samples, n_layers, y_indptr, y_indices, tag_layer, tag_local, l
     max_layer = 1
     for k in range(n_layers):
         max_layer = max(max_layer, layer_ptr[k + 1] - layer_ptr[k])
-    vals, cS, PS, MS, cL, cR, PL, ML = _workspace(n, max_layer)
+    keys, order, tmp, cnt, cS, PS, MS, cL, cR, PL, ML = _workspace(n, max_layer)
     features = np.arange(d).astype(np.int64)
     st_start = np.empty(cap, np.int64)
     st_end = np.empty(cap, np.int64)
@@ -165,6 +236,7 @@ def grow_tree(X, samples, n_layers, y_indptr, y_indices, tag_layer, tag_local, l
         best_f = -1
         best_t = np.float32(0.0)
         best_nl = -1
+        best_rank = np.uint32(0)
         if N >= 2 * min_leaf:
             k, soft_mode, imp = target_layer(samples, start, end, n_layers, y_indptr, y_indices, tag_layer,
                                              tag_local, layer_ptr, has_layer, soft_pos, soft_neg, use_soft,
@@ -179,9 +251,10 @@ def grow_tree(X, samples, n_layers, y_indptr, y_indices, tag_layer, tag_local, l
                     features[j] = features[i]
                     features[i] = f
                     i += 1
-                    gain, thr, nl = eval_feature(X, f, samples, start, end, vals, k, soft_mode, imp, y_indptr,
-                                                 y_indices, tag_layer, tag_local, layer_ptr, has_layer, soft_pos,
-                                                 soft_neg, cS, PS, MS, cL, cR, PL, ML, min_leaf)
+                    gain, thr, nl, rc = eval_feature(X, R, f, samples, start, end, keys, order, tmp, cnt, k,
+                                                     soft_mode, imp, y_indptr, y_indices, tag_layer, tag_local,
+                                                     layer_ptr, has_layer, soft_pos, soft_neg, cS, PS, MS, cL,
+                                                     cR, PL, ML, min_leaf)
                     if nl == -2:
                         continue  # constant on this node: does not count, draw another
                     visited += 1
@@ -190,6 +263,7 @@ def grow_tree(X, samples, n_layers, y_indptr, y_indices, tag_layer, tag_local, l
                         best_f = f
                         best_t = thr
                         best_nl = nl
+                        best_rank = rc
         if best_f < 0:
             leaf_id[node] = n_leaves
             for a in range(start, end):
@@ -198,16 +272,17 @@ def grow_tree(X, samples, n_layers, y_indptr, y_indices, tag_layer, tag_local, l
             continue
         feature[node] = best_f
         threshold[node] = best_t
-        # partition samples[start:end]: x < t to the left
+        # partition samples[start:end]: x < t to the left, i.e. rank below
+        # the first right sample's rank
         lo = start
         hi = end - 1
         while lo <= hi:
-            if X[samples[lo], best_f] < best_t:
+            if R[best_f, samples[lo]] < best_rank:
                 lo += 1
             else:
-                tmp = samples[lo]
+                swap = samples[lo]
                 samples[lo] = samples[hi]
-                samples[hi] = tmp
+                samples[hi] = swap
                 hi -= 1
         mid = lo
         # right pushed first so the left child is grown first (depth-first)

@@ -80,9 +80,10 @@ def layer_parent_stats(samples, start, end, k, y_indptr, y_indices, tag_layer, t
 
 
 @nb.njit(cache=True)
-def sweep_hard(samples, start, end, order, vals, k, y_indptr, y_indices, tag_layer, tag_local, layer_ptr,
+def sweep_hard(samples, start, end, order, keys, k, y_indptr, y_indices, tag_layer, tag_local, layer_ptr,
                cS, cL, cR, min_leaf, imp_S):
-    """Best cut of one sorted feature, hard tags. Returns (gain, n_left)."""
+    """Best cut of one sorted feature (``keys`` ranks in ``order``), hard tags.
+    Returns (gain, n_left)."""
     lsz = layer_ptr[k + 1] - layer_ptr[k]
     N = end - start
     sumS = 0
@@ -116,7 +117,7 @@ def sweep_hard(samples, start, end, order, vals, k, y_indptr, y_indices, tag_lay
             continue
         if nR < min_leaf:
             break
-        if vals[order[p + 1]] <= vals[order[p]]:
+        if keys[order[p + 1]] <= keys[order[p]]:
             continue
         child = 2.0 * (sumL - sumsqL / nL) + 2.0 * (sumR - sumsqR / nR)
         gain = imp_S - child / N
@@ -127,7 +128,7 @@ def sweep_hard(samples, start, end, order, vals, k, y_indptr, y_indices, tag_lay
 
 
 @nb.njit(cache=True)
-def sweep_soft(samples, start, end, order, vals, k, y_indptr, y_indices, tag_layer, tag_local, layer_ptr,
+def sweep_soft(samples, start, end, order, keys, k, y_indptr, y_indices, tag_layer, tag_local, layer_ptr,
                has_layer, soft_pos, soft_neg, PS, MS, cL, PL, ML, min_leaf, imp_S):
     """Best cut of one sorted feature with soft tags for missing samples.
     O(|S| * |layer|): every position re-sums the layer's tags."""
@@ -160,7 +161,7 @@ def sweep_soft(samples, start, end, order, vals, k, y_indptr, y_indices, tag_lay
             continue
         if nR < min_leaf:
             break
-        if vals[order[p + 1]] <= vals[order[p]]:
+        if keys[order[p + 1]] <= keys[order[p]]:
             continue
         child = 0.0
         for li in range(lsz):

@@ -1,0 +1,104 @@
+"""Tag completion: LN / GC / AM on hand-made cases, shared rules, bad input."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from hmlkit import HMLTagCompleter
+from hmlkit.complete import cluster_tag_scores, cooccurrence_scores, rank_observed_last
+from hmlkit import _kernels_affinity as KA
+from hmlkit import _kernels_complete as KC
+
+
+def test_cluster_tag_scores_leave_the_sample_out():
+    labels = np.array([0, 0, 0, 1, 1])
+    Y = np.array([[1, 0], [1, 1], [0, 0], [0, 1], [0, 0]])
+    s = cluster_tag_scores(labels, Y)
+    # sample 2: the other two members both have tag 0, one has tag 1
+    assert s[2, 0] == pytest.approx(1.0) and s[2, 1] == pytest.approx(0.5)
+    # sample 0: tag 1 held by one of the two others; its own tag 0 ranked last
+    assert s[0, 1] == pytest.approx(0.5) and s[0, 0] < 0
+    # sample 4: the other member has tag 1
+    assert s[4, 1] == pytest.approx(1.0)
+    # a singleton cluster scores 0
+    assert cluster_tag_scores(np.array([0, 1]), np.array([[1, 0], [0, 0]]))[1].tolist() == [0.0, 0.0]
+
+
+def test_rank_observed_last():
+    s = rank_observed_last(np.array([[0.9, 0.1, 0.0]]), np.array([[1, 0, 0]]))
+    assert np.argsort(-s[0])[-1] == 0 and s[0, 1] == 0.1
+
+
+def test_cooccurrence_baseline_recovers_implied_tag():
+    # tag 2 always appears with tag 0: a sample with tag 0 alone gets tag 2 first
+    Y = np.array([[1, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 0], [1, 0, 0]])
+    s = cooccurrence_scores(Y)
+    assert np.argmax(s[4]) == 2
+
+
+def test_local_neighbourhood_kernel_hand_case():
+    # 2 trees, 5 samples. Tree 0 leaves: {0,1,2}, {3,4}; tree 1: {0,3}, {1,2,4}
+    leaves = np.array([[0, 0], [0, 1], [0, 1], [1, 0], [1, 1]], np.int32)
+    Y = sp.csr_matrix(np.array([[0, 0], [1, 0], [1, 1], [0, 1], [1, 0]], np.uint8))
+    members, offsets, _ = KA.leaf_members(leaves)
+    out = KC.local_neighbourhood_scores(leaves, members, offsets, np.arange(5, dtype=np.int64),
+                                        Y.indptr.astype(np.int64), Y.indices.astype(np.int64), 2,
+                                        KA.chunk_bounds(5))
+    # sample 0, tag 0: tree 0 neighbours {1,2} both have it (positive); tree 1 neighbour {3} lacks it (negative)
+    assert out[0, 0] == pytest.approx(0.5)
+    # sample 0, tag 1: tree 0 {1,2} mixed (ignored); tree 1 {3} has it (positive) -> 1
+    assert out[0, 1] == pytest.approx(1.0)
+    # sample 3, tag 0: tree 0 {4} positive; tree 1 {0} negative
+    assert out[3, 0] == pytest.approx(0.5)
+
+
+def _grouped(n=90, seed=0):
+    rng = np.random.default_rng(seed)
+    g = np.repeat(np.arange(3), n // 3)
+    X = rng.normal(size=(n, 5)).astype(np.float32)
+    X[:, 0] += 6 * g
+    Y = np.zeros((n, 6), np.uint8)
+    Y[np.arange(n), g] = 1
+    Y[np.arange(n), 3 + g] = 1  # tag 3+g always with tag g
+    hidden = np.zeros_like(Y)
+    drop = rng.random(n) < 0.4
+    hidden[drop, 3 + g[drop]] = 1
+    Y[drop, 3 + g[drop]] = 0
+    return X, Y, [np.arange(3), np.arange(3, 6)], hidden, g
+
+
+# LN trusts pure leaves only; trees also fit the observed specific tags, so a
+# sample missing one often shares leaves with others missing it: LN is the
+# weakest of the three here (as in the paper's Tables 6-8). Chance is 1/5.
+@pytest.mark.parametrize("method, bar", [("AM", 0.9), ("LN", 0.6), ("GC", 0.9)])
+def test_completion_recovers_group_tags(method, bar):
+    X, Y, layers, hidden, g = _grouped()
+    c = HMLTagCompleter(method=method, n_clusters=3, n_neighbors=10, n_estimators=30, random_state=0)
+    s = c.fit(X, Y, layers).predict_scores()
+    assert s.shape == Y.shape
+    rows = np.flatnonzero(hidden.any(axis=1))
+    top = np.argmax(s[rows], axis=1)
+    assert (top == np.argmax(hidden[rows], axis=1)).mean() >= bar
+    assert (s[Y.astype(bool)] < s[~Y.astype(bool)].min()).all()  # observed ranked last
+    assert np.isfinite(s).all()
+
+
+@pytest.mark.parametrize("method", ["AM", "LN", "GC"])
+def test_completion_out_of_sample(method):
+    X, Y, layers, hidden, g = _grouped()
+    c = HMLTagCompleter(method=method, n_clusters=3, n_neighbors=10, n_estimators=30, random_state=0).fit(X, Y, layers)
+    s = c.predict_scores(X[:6] + 0.01)
+    assert s.shape == (6, 6)
+    assert (np.argmax(s[:, 3:], axis=1) == g[:6]).all()
+
+
+def test_completion_deterministic_and_bad_input():
+    X, Y, layers, _, _ = _grouped()
+    a = HMLTagCompleter(n_estimators=10, random_state=3).fit(X, Y, layers).predict_scores()
+    b = HMLTagCompleter(n_estimators=10, random_state=3, n_jobs=1).fit(X, Y, layers).predict_scores()
+    np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="method"):
+        HMLTagCompleter(method="XX").fit(X, Y, layers)
+    with pytest.raises(ValueError, match="n_clusters"):
+        HMLTagCompleter(method="GC").fit(X, Y, layers)
+    with pytest.raises(ValueError, match="not fitted"):
+        HMLTagCompleter().predict_scores()

@@ -1,0 +1,159 @@
+"""HMLForest as an estimator: determinism, apply, affinity, bad input."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from hmlkit import HMLForest
+from hmlkit.affinity import knn_affinity, leaf_affinity, leaf_knn
+
+
+def _blobs(n=120, seed=0, d=8, untagged=0.2):
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, 3, n)
+    X = rng.normal(size=(n, d)).astype(np.float32)
+    X[:, 0] += 3 * g
+    Y = np.zeros((n, 7), np.uint8)
+    Y[np.arange(n), g] = 1  # abstract layer: one tag per group
+    Y[np.arange(n), 3 + (g + rng.integers(0, 2, n)) % 4] = 1  # specific tags shared across groups
+    Y[rng.random(n) < untagged] = 0
+    return X, Y, [np.arange(3), np.arange(3, 7)], g
+
+
+def test_same_seed_same_forest_whatever_n_jobs():
+    X, Y, layers, _ = _blobs()
+    a = HMLForest(n_estimators=12, random_state=7, n_jobs=1).fit(X, Y, layers)
+    b = HMLForest(n_estimators=12, random_state=7, n_jobs=2).fit(X, Y, layers)
+    np.testing.assert_array_equal(a.train_leaves_, b.train_leaves_)
+    np.testing.assert_array_equal(a.feature_, b.feature_)
+    np.testing.assert_array_equal(a.threshold_, b.threshold_)
+    c = HMLForest(n_estimators=12, random_state=8, n_jobs=2).fit(X, Y, layers)
+    assert not np.array_equal(a.feature_, c.feature_)
+
+
+def test_apply_routes_training_samples_to_their_leaves_and_respects_phi():
+    X, Y, layers, _ = _blobs()
+    f = HMLForest(n_estimators=5, min_samples_leaf=4, random_state=0).fit(X, Y, layers)
+    np.testing.assert_array_equal(f.apply(X), f.train_leaves_)
+    for t in range(5):
+        sizes = np.bincount(f.train_leaves_[:, t])
+        assert sizes.min() >= 4
+        assert sizes.size == f.n_leaves_[t]
+    new = f.apply(X[:3] + 0.01)
+    assert new.shape == (3, 5) and new.dtype == np.int32
+
+
+def test_leaves_are_pure_in_tags_or_unsplittable():
+    """Growth stops only at pure nodes, at phi, or when no cut gains."""
+    X, Y, layers, g = _blobs(untagged=0.0)
+    X[:, 0] = 10 * g  # groups perfectly separable by feature 0
+    f = HMLForest(n_estimators=3, min_samples_leaf=1, max_features=None, random_state=0).fit(X, Y, layers)
+    for t in range(3):
+        for leaf in np.unique(f.train_leaves_[:, t]):
+            members = f.train_leaves_[:, t] == leaf
+            assert len(np.unique(g[members])) == 1  # abstract layer pure
+
+
+def test_affinity_matches_bruteforce_and_knn_excludes_self():
+    X, Y, layers, _ = _blobs(n=60)
+    f = HMLForest(n_estimators=9, random_state=1).fit(X, Y, layers)
+    L = f.train_leaves_
+    brute = (L[:, None, :] == L[None, :, :]).mean(axis=2)
+    A = f.affinity()
+    assert sp.issparse(A)
+    np.testing.assert_allclose(A.toarray(), brute, atol=1e-6)
+    idx, w = leaf_knn(L, 5)
+    for i in range(60):
+        assert i not in idx[i]
+        order = np.lexsort((np.arange(60), -np.where(np.arange(60) == i, -1, brute[i])))[:5]
+        np.testing.assert_array_equal(idx[i], order)
+        np.testing.assert_allclose(w[i], brute[i, order], atol=1e-6)
+    # new samples: affinity to the training samples
+    Q = f.affinity(X[:4])
+    np.testing.assert_allclose(Q.toarray(), brute[:4], atol=1e-6)
+
+
+def test_leaf_affinity_accepts_any_leaf_numbering():
+    rng = np.random.default_rng(0)
+    L = rng.integers(0, 5, size=(30, 4)) * 1000 + 17  # sparse, non-compact ids
+    brute = (L[:, None, :] == L[None, :, :]).mean(axis=2)
+    np.testing.assert_allclose(leaf_affinity(L).toarray(), brute, atol=1e-6)
+    Q = np.vstack([L[:2], np.full((1, 4), 5)])  # the last query shares no leaf
+    np.testing.assert_allclose(leaf_affinity(L, Q).toarray(), np.vstack([brute[:2], np.zeros((1, 30))]), atol=1e-6)
+
+
+def test_knn_affinity_symmetric_topk():
+    rng = np.random.default_rng(0)
+    A = rng.random((20, 20))
+    A = (A + A.T) / 2
+    W = knn_affinity(A, 3)
+    assert (W != W.T).nnz == 0
+    assert W.diagonal().sum() == 0
+    for i in range(20):
+        row = A[i].copy()
+        row[i] = -1
+        top = np.argsort(-row)[:3]
+        assert set(top) <= set(W[i].indices)
+
+
+def test_flat_and_nocorr_variants_differ_from_full():
+    X, Y, layers, _ = _blobs(untagged=0.4)
+    full = HMLForest(n_estimators=6, random_state=0).fit(X, Y, layers)
+    flat = HMLForest(n_estimators=6, random_state=0, hierarchy=False).fit(X, Y, layers)
+    nocorr = HMLForest(n_estimators=6, random_state=0, correlations=False).fit(X, Y, layers)
+    assert len(flat.layers_) == 1
+    assert not np.array_equal(full.train_leaves_, flat.train_leaves_)
+    assert not np.array_equal(full.train_leaves_, nocorr.train_leaves_)
+
+
+def test_untagged_samples_and_single_sample():
+    X, Y, layers, _ = _blobs()
+    Y[:] = 0  # no tags at all: every layer pure, each tree a single leaf
+    f = HMLForest(n_estimators=3, random_state=0).fit(X, Y, layers)
+    assert (f.n_leaves_ == 1).all()
+    one = HMLForest(n_estimators=2, random_state=0).fit(X[:1], np.ones((1, 7)), layers)
+    assert one.train_leaves_.shape == (1, 2)
+    assert one.affinity().toarray().tolist() == [[1.0]]
+
+
+def test_bootstrap_option():
+    X, Y, layers, _ = _blobs()
+    f = HMLForest(n_estimators=4, bootstrap=True, random_state=0).fit(X, Y, layers)
+    np.testing.assert_array_equal(f.train_leaves_, f.apply(X))
+
+
+@pytest.mark.parametrize(
+    "mutate, msg",
+    [
+        (lambda X, Y, l: (np.where(np.arange(X.size).reshape(X.shape) == 5, np.nan, X), Y, l), "NaN or inf"),
+        (lambda X, Y, l: (np.where(np.arange(X.size).reshape(X.shape) == 5, np.inf, X), Y, l), "NaN or inf"),
+        (lambda X, Y, l: (X, Y[:-1], l), "rows but X has"),
+        (lambda X, Y, l: (X, Y * 2, l), "only 0/1"),
+        (lambda X, Y, l: (X[:, :, None], Y, l), "2-D"),
+        (lambda X, Y, l: (X, Y, [np.arange(3), np.array([3, 4, 5, 6, 99])]), "unknown tag"),
+        (lambda X, Y, l: (X, Y, [np.arange(4), np.arange(3, 7)]), "overlap"),
+        (lambda X, Y, l: (X, Y, [np.arange(3), np.arange(3, 6)]), "do not cover"),
+        (lambda X, Y, l: (X[:0], Y[:0], l), "at least 1"),
+    ],
+)
+def test_bad_input(mutate, msg):
+    X, Y, layers, _ = _blobs(n=30)
+    Xb, Yb, lb = mutate(X, Y, layers)
+    with pytest.raises(ValueError, match=msg):
+        HMLForest(n_estimators=2).fit(Xb, Yb, lb)
+
+
+@pytest.mark.parametrize("param", [dict(n_estimators=0), dict(min_samples_leaf=0), dict(max_features="cube"),
+                                   dict(max_features=0), dict(n_jobs=0)])
+def test_bad_parameters(param):
+    X, Y, layers, _ = _blobs(n=30)
+    with pytest.raises(ValueError):
+        HMLForest(**param).fit(X, Y, layers)
+
+
+def test_apply_checks_features_and_fitted():
+    X, Y, layers, _ = _blobs(n=30)
+    with pytest.raises(ValueError, match="not fitted"):
+        HMLForest().apply(X)
+    f = HMLForest(n_estimators=2).fit(X, Y, layers)
+    with pytest.raises(ValueError, match="features"):
+        f.apply(X[:, :3])
