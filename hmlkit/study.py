@@ -58,8 +58,9 @@ class StudyConfig:
 
     @property
     def forest_params(self):
+        """Forest settings, plus the profile's baseline parameters under ``"methods"``."""
         return {"n_estimators": self.n_estimators, "min_samples_leaf": self.min_samples_leaf,
-                "n_jobs": self.n_jobs}
+                "n_jobs": self.n_jobs, "methods": self.extra.get("method_params", {})}
 
     def seeds(self):
         """One model seed per fold (repeat): seed, seed+1, ..."""
@@ -177,6 +178,7 @@ def setup(name, profile="quick", seed=0, results_dir="results", figures_dir="fig
         if not 0.0 < h < 1.0:
             raise ValueError(f"hidden_fraction must be in (0, 1), got {h!r}")
         extra["hidden_fraction"] = h
+    extra["method_params"] = s["method_params"]
     return StudyConfig(name=name, profile=profile, seed=seed, results_dir=str(results_dir),
                        figures_dir=str(figures_dir), folds=folds, n_estimators=n_estimators,
                        min_samples_leaf=min_samples_leaf, n_jobs=n_jobs, datasets=datasets,
@@ -313,6 +315,7 @@ def _call(fn, *args, **kwargs):
 def hmlrf_labels(data, n_clusters, seed, forest_params, **variant):
     from .cluster import HMLClustering
 
+    forest_params = {k: v for k, v in forest_params.items() if k != "methods"}
     model = HMLClustering(n_clusters=n_clusters, random_state=seed, **forest_params, **variant)
     return np.asarray(model.fit_predict(data.X, data.Y, layers=data.layers))
 
@@ -330,9 +333,9 @@ def cluster_labels(key, mode, data, n_clusters, seed, forest_params):
         from .baselines.run import run_clustering
     except ImportError as exc:
         raise NotImplementedError(f"hmlkit.baselines.run not available ({exc})")
-    params = {}
+    params = dict(forest_params.get("methods", {}).get(key, {}))
     if key in FOREST_METHODS:  # "tau fixed to 1000 for all random forest models" (Sec 4.1)
-        params = {"n_estimators": forest_params["n_estimators"]}
+        params["n_estimators"] = forest_params["n_estimators"]
     try:
         res = run_clustering(spec.name, mode, data, n_clusters=n_clusters, random_state=seed, **params)
     except TypeError:
@@ -349,7 +352,13 @@ def clustering_scores(truth, labels):
     return [float(s[m]) for m in METRICS]
 
 
+class NotApplicable(Exception):
+    """A row that cannot be run on this data set (e.g. cluster-based completion without groups)."""
+
+
 def _status_of(exc):
+    if isinstance(exc, NotApplicable):
+        return "not applicable", str(exc)
     if isinstance(exc, (NotImplementedError, ImportError)):  # a missing piece, not a failure
         return "not implemented", str(exc) or "not implemented"
     return "error", f"{type(exc).__name__}: {exc}"
@@ -510,8 +519,8 @@ def completion_scores_for(key, observed, n_clusters, seed, cfg):
         # their ViFeat&BiTag-blm mode, as in Table 1) followed by GC completion.
         base = "spclust" if key == "spclust_blm_gc" else key[:-3]
         if n_clusters is None:
-            raise NotImplementedError("cluster-based completion needs the number of clusters: "
-                                      "the data set has no ground-truth groups")
+            raise NotApplicable("cluster-based completion needs the number of clusters: "
+                                "the data set has no ground-truth groups")
         labels = cluster_labels(base, "blm", observed, n_clusters, seed, cfg.forest_params)
         from .complete import cluster_tag_scores
 
@@ -520,10 +529,11 @@ def completion_scores_for(key, observed, n_clusters, seed, cfg):
     if spec is None:
         raise NotImplementedError(why)
     if key.startswith("hmlrf"):
-        params = dict(cfg.forest_params, random_state=seed)
+        params = {k: v for k, v in cfg.forest_params.items() if k != "methods"}
+        params["random_state"] = seed
         if key == "hmlrf_gc":
             if n_clusters is None:
-                raise NotImplementedError("GC needs the number of clusters: the data set has no ground-truth groups")
+                raise NotApplicable("GC needs the number of clusters: the data set has no ground-truth groups")
             params["n_clusters"] = n_clusters
         est = spec.factory(**params)
     else:
@@ -755,7 +765,8 @@ def examples_study(cfg, progress=True):
     hits = np.full((2, n_ex), -1, dtype=np.int64)
     for a, (name, d) in enumerate(ex.items()):
         observed, hidden = hide_tags(d, frac=0.4, random_state=s)
-        model = HMLTagCompleter(method="AM", random_state=s, **cfg.forest_params)
+        model = HMLTagCompleter(method="AM", random_state=s,
+                                **{k: v for k, v in cfg.forest_params.items() if k != "methods"})
         model.fit(observed.X, observed.Y, layers=observed.layers)
         obs[a], gt[a], pred[a], hits[a] = completion_examples(d, model.predict_scores(), observed, hidden,
                                                               n_ex, random_state=s)

@@ -86,3 +86,25 @@ def test_failed_run_keeps_previous_results_and_rerun_is_identical(quick_run, tmp
     assert again[0].ok
     with xr.open_dataset(nc) as ds:
         xr.testing.assert_equal(ds[list(ds.data_vars)].load(), before[list(before.data_vars)])
+
+
+def test_completion_runs_on_corel16k(tmp_path):
+    from hmlkit._paths import corel16k_path
+
+    path = corel16k_path()
+    if not path.exists():
+        pytest.skip("shared Corel16k data not present")
+    res = run(["table6_8_completion"], profile="quick", results_dir=tmp_path / "results",
+              figures_dir=tmp_path / "figures", report=False, log=lambda *a: None,
+              parameters={"dataset": str(path), "methods": ["hmlrf_am", "hmlrf_ln", "hmlrf_gc", "cca_gc"]})
+    assert res[0].ok, res[0].error
+    with xr.open_dataset(tmp_path / "results" / "table6_8_completion.nc") as ds:
+        assert list(ds["dataset"].values) == [path.stem]
+        st = ds["status"].sel(dataset=path.stem)
+        assert st.sel(row="hmlrf_am") == "measured" and st.sel(row="hmlrf_ln") == "measured"
+        for row in ("hmlrf_gc", "cca_gc"):  # clustering-dependent rows say why they are empty
+            assert st.sel(row=row) == "not applicable"
+            assert "no ground-truth groups" in str(ds["reason"].sel(dataset=path.stem, row=row).values)
+        ap1 = float(ds["score"].sel(dataset=path.stem, row="hmlrf_am", measure="AP", N=1).mean())
+        assert 0.0 < ap1 <= 1.0
+        assert np.isnan(ds["paper"].sel(dataset=path.stem)).all()  # the paper has no Corel numbers

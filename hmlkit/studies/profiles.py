@@ -40,6 +40,8 @@ _FOREST = {
     "paper": {"n_estimators": 1000, "min_samples_leaf": 3},
 }
 _FOLDS = {"quick": 1, "standard": 2, "paper": 10}
+# Extra parameters of baselines per profile (quick: fewer training epochs of the deep models).
+_METHOD_PARAMS = {"quick": {"dcca": {"epochs": 5}, "dccae": {"epochs": 5}}, "standard": {}, "paper": {}}
 
 _SPECIFIC = {
     "fig5_table3_sparseness": {"sparseness": (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)},
@@ -78,11 +80,13 @@ def settings(name, profile):
     check_study(name)
     check_profile(profile)
     out = {"profile": profile, "folds": _FOLDS[profile], **_FOREST[profile],
-           "data": copy.deepcopy(_DATA[profile])}
+           "data": copy.deepcopy(_DATA[profile]), "method_params": copy.deepcopy(_METHOD_PARAMS[profile])}
     for key, val in _SPECIFIC.get(name, {}).items():
         out[key] = val[profile] if isinstance(val, dict) else val
     if name == "fig8_parameters" and profile == "quick":
         out["phis"] = (1, 3, 5)
+    if name in ("fig5_table3_sparseness", "fig6_components") and profile == "quick":
+        out["sparseness"] = (0.0, 0.3, 0.5)
     return out
 
 # What each study writes to results/<name>.nc: variable -> dims (documented contract; the
