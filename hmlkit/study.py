@@ -701,7 +701,9 @@ def cluster_examples(data, labels, n_clusters=3, n_members=6, random_state=0):
     'inconsistent' (red box in the paper) when its true group is not its cluster's dominant one."""
     rng = np.random.default_rng(random_state)
     sizes = np.bincount(labels)
-    shown = [c for c in np.argsort(-sizes, kind="stable") if sizes[c] >= 2][:n_clusters]
+    # clusters drawn at random (seeded) among those with enough members: not picked for looks
+    eligible = np.flatnonzero(sizes >= min(n_members, 2))
+    shown = np.sort(rng.choice(eligible, size=min(n_clusters, eligible.size), replace=False))
     tags = np.full((n_clusters, n_members), "", dtype=object)
     consistent = np.full((n_clusters, n_members), -1, dtype=np.int8)
     purity = np.full(n_clusters, np.nan)
