@@ -10,11 +10,11 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ._criterion import EPS_PURE, layer_parent_stats, sweep_hard, sweep_soft
+from ._criterion import EPS_PURE, clear_counts, layer_parent_stats, sweep_hard, sweep_soft
 from ._rng import rand_below
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, error_model="numpy")
 def _midpoint(a, b):
     """A float32 threshold t with a < t <= b (midpoint unless rounding hits a)."""
     t = np.float32((np.float64(a) + np.float64(b)) * 0.5)
@@ -23,22 +23,25 @@ def _midpoint(a, b):
     return t
 
 
-@nb.njit(cache=True)
-def target_layer(samples, start, end, n_layers, y_indptr, y_indices, tag_layer, tag_local, layer_ptr,
-                 has_layer, soft_pos, soft_neg, use_soft, cS, PS, MS):
+@nb.njit(cache=True, error_model="numpy")
+def target_layer(samples, start, end, n_layers, ly_indptr, ly_indices, layer_ptr, has_layer, soft_pos, soft_neg,
+                 use_soft, cS, PS, MS):
     """The first impure layer (alpha_k = 1, Eq. 5) and its statistics.
 
-    Returns (k, soft_mode, impurity); k = -1 when every layer is pure.
+    Returns (k, soft_mode, impurity, sum c, sum c^2); k = -1 when every
+    layer is pure. On return cS holds layer k's counts (clear it with
+    ``clear_counts`` when the node is done).
     """
     for k in range(n_layers):
         soft = use_soft and k < n_layers - 1
-        imp, n_missing = layer_parent_stats(samples, start, end, k, y_indptr, y_indices, tag_layer, tag_local,
-                                            layer_ptr, has_layer, soft_pos, soft_neg, soft, cS, PS, MS)
+        imp, n_missing, sumS, sumsq = layer_parent_stats(samples, start, end, k, ly_indptr, ly_indices, layer_ptr,
+                                                         has_layer, soft_pos, soft_neg, soft, cS, PS, MS)
         if imp > EPS_PURE:
             # with no missing sample the soft criterion equals the hard one:
             # use the cheaper hard sweep
-            return k, soft and n_missing > 0, imp
-    return -1, False, 0.0
+            return k, soft and n_missing > 0, imp, sumS, sumsq
+        clear_counts(samples, start, end, k, ly_indptr, ly_indices, cS)
+    return -1, False, 0.0, 0, 0
 
 
 @nb.njit(parallel=True, cache=True)
@@ -61,11 +64,29 @@ def dense_ranks(X):
 
 
 @nb.njit(cache=True)
-def _radix_order(keys, N, kmax, order, tmp, cnt):
-    """Stable order of keys[:N] (uint32) into ``order``: insertion sort for
-    small N, else LSD radix sort with 8-bit digits (as many passes as kmax
-    needs), O(N) per pass."""
-    if N <= 32:
+def _sort_keys(keys, N, kmin, kmax, order, tmp, cnt):
+    """An order of keys[:N] (uint32 ranks) into ``order``, by node size and
+    key range: one counting-sort pass over kmin..kmax when the range is
+    small, insertion sort for tiny nodes, quicksort for mid-size ones, LSD
+    radix (8-bit digits) for large ones. Order within equal keys is
+    irrelevant: the sweep scores only cuts between distinct keys."""
+    span = kmax - kmin
+    if span < cnt.shape[0] and span <= 2 * N:
+        for b in range(span + 1):
+            cnt[b] = 0
+        for a in range(N):
+            cnt[keys[a] - kmin] += 1
+        tot = 0
+        for b in range(span + 1):
+            c = cnt[b]
+            cnt[b] = tot
+            tot += c
+        for a in range(N):
+            b = keys[a] - kmin
+            order[cnt[b]] = a
+            cnt[b] += 1
+        return order
+    if N <= 24:
         for a in range(N):
             order[a] = a
         for a in range(1, N):
@@ -77,6 +98,8 @@ def _radix_order(keys, N, kmax, order, tmp, cnt):
                 b -= 1
             order[b + 1] = v
         return order
+    if N <= 512:
+        return np.argsort(keys[:N])
     for a in range(N):
         order[a] = a
     shift = 0
@@ -86,7 +109,7 @@ def _radix_order(keys, N, kmax, order, tmp, cnt):
         for b in range(256):
             cnt[b] = 0
         for a in range(N):
-            cnt[(keys[src[a]] >> shift) & 255] += 1
+            cnt[((keys[src[a]] - kmin) >> shift) & 255] += 1
         tot = 0
         for b in range(256):
             c = cnt[b]
@@ -94,20 +117,19 @@ def _radix_order(keys, N, kmax, order, tmp, cnt):
             tot += c
         for a in range(N):
             i = src[a]
-            b = (keys[i] >> shift) & 255
+            b = ((keys[i] - kmin) >> shift) & 255
             dst[cnt[b]] = i
             cnt[b] += 1
         src, dst = dst, src
         shift += 8
-        if shift >= 32 or (kmax >> shift) == 0:
+        if shift >= 32 or (span >> shift) == 0:
             break
     return src
 
 
-@nb.njit(cache=True)
-def eval_feature(X, R, f, samples, start, end, keys, order, tmp, cnt, k, soft_mode, imp_S, y_indptr, y_indices,
-                 tag_layer, tag_local, layer_ptr, has_layer, soft_pos, soft_neg, cS, PS, MS, cL, cR, PL, ML,
-                 min_leaf):
+@nb.njit(cache=True, error_model="numpy")
+def eval_feature(X, R, f, samples, start, end, keys, order, tmp, cnt, k, soft_mode, imp_S, sumS, sumsqS, ly_indptr,
+                 ly_indices, layer_ptr, has_layer, soft_pos, soft_neg, cS, PS, MS, cL, PL, ML, min_leaf):
     """Best cut on feature f: (gain, threshold, n_left, rank of the first
     right sample).
 
@@ -125,29 +147,28 @@ def eval_feature(X, R, f, samples, start, end, keys, order, tmp, cnt, k, soft_mo
             kmax = v
     if kmax <= kmin:
         return -1.0, np.float32(0.0), -2, np.uint32(0)  # constant on this node
-    order = _radix_order(keys, N, kmax, order, tmp, cnt)
+    order = _sort_keys(keys, N, kmin, kmax, order, tmp, cnt)
     if soft_mode:
-        gain, nl = sweep_soft(samples, start, end, order, keys, k, y_indptr, y_indices, tag_layer, tag_local,
+        gain, nl = sweep_soft(samples, start, end, order, keys, k, ly_indptr, ly_indices,
                               layer_ptr, has_layer, soft_pos, soft_neg, PS, MS, cL, PL, ML, min_leaf, imp_S)
     else:
-        gain, nl = sweep_hard(samples, start, end, order, keys, k, y_indptr, y_indices, tag_layer, tag_local,
-                              layer_ptr, cS, cL, cR, min_leaf, imp_S)
+        gain, nl = sweep_hard(samples, start, end, order, keys, k, ly_indptr, ly_indices, cS, cL, min_leaf, imp_S,
+                              sumS, sumsqS)
     if nl < 0:
         return -1.0, np.float32(0.0), -1, np.uint32(0)
     thr = _midpoint(X[samples[start + order[nl - 1]], f], X[samples[start + order[nl]], f])
     return gain, thr, nl, keys[order[nl]]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, error_model="numpy")
 def _workspace(n, max_layer):
-    return (np.empty(n, np.uint32), np.empty(n, np.int64), np.empty(n, np.int64), np.zeros(256, np.int64),
-            np.zeros(max_layer, np.int64), np.zeros(max_layer, np.float64),
-            np.zeros(max_layer, np.float64), np.zeros(max_layer, np.int64), np.zeros(max_layer, np.int64),
-            np.zeros(max_layer, np.float64), np.zeros(max_layer, np.float64))
+    return (np.empty(n, np.uint32), np.empty(n, np.int64), np.empty(n, np.int64), np.zeros(max(n, 256) + 1, np.int64),
+            np.zeros(max_layer, np.int64), np.zeros(max_layer, np.float64), np.zeros(max_layer, np.float64),
+            np.zeros(max_layer, np.int64), np.zeros(max_layer, np.float64), np.zeros(max_layer, np.float64))
 
 
-@nb.njit(cache=True)
-def best_split_over(X, R, samples, features, n_layers, y_indptr, y_indices, tag_layer, tag_local, layer_ptr,
+@nb.njit(cache=True, error_model="numpy")
+def best_split_over(X, R, samples, features, n_layers, ly_indptr, ly_indices, layer_ptr,
                     has_layer, soft_pos, soft_neg, use_soft, min_leaf):
     """Best split of the node holding ``samples`` among the given features
     (Algorithm 1 with a fixed candidate list); R = dense_ranks(X).
@@ -159,28 +180,28 @@ def best_split_over(X, R, samples, features, n_layers, y_indptr, y_indices, tag_
     max_layer = 1
     for k in range(n_layers):
         max_layer = max(max_layer, layer_ptr[k + 1] - layer_ptr[k])
-    keys, order, tmp, cnt, cS, PS, MS, cL, cR, PL, ML = _workspace(n, max_layer)
-    k, soft_mode, imp = target_layer(samples, 0, n, n_layers, y_indptr, y_indices, tag_layer, tag_local,
-                                     layer_ptr, has_layer, soft_pos, soft_neg, use_soft, cS, PS, MS)
+    keys, order, tmp, cnt, cS, PS, MS, cL, PL, ML = _workspace(n, max_layer)
+    k, soft_mode, imp, sumS, sumsq = target_layer(samples, 0, n, n_layers, ly_indptr, ly_indices, layer_ptr,
+                                                  has_layer, soft_pos, soft_neg, use_soft, cS, PS, MS)
     if k < 0:
         return -1, np.float32(0.0), 0.0, -1
     best_gain = EPS_PURE
     best_f = -1
     best_t = np.float32(0.0)
     for f in features:
-        gain, thr, nl, rc = eval_feature(X, R, f, samples, 0, n, keys, order, tmp, cnt, k, soft_mode, imp,
-                                         y_indptr, y_indices,
-                                     tag_layer, tag_local, layer_ptr, has_layer, soft_pos, soft_neg, cS, PS, MS,
-                                     cL, cR, PL, ML, min_leaf)
+        gain, thr, nl, rc = eval_feature(X, R, f, samples, 0, n, keys, order, tmp, cnt, k, soft_mode, imp, sumS,
+                                         sumsq, ly_indptr, ly_indices, layer_ptr, has_layer, soft_pos, soft_neg, cS, PS,
+                                         MS, cL, PL, ML, min_leaf)
         if gain > best_gain:
             best_gain = gain
             best_f = f
             best_t = thr
+    clear_counts(samples, 0, n, k, ly_indptr, ly_indices, cS)
     return best_f, best_t, best_gain, k
 
 
-@nb.njit(cache=True, nogil=True)
-def grow_tree(X, R, samples, n_layers, y_indptr, y_indices, tag_layer, tag_local, layer_ptr, has_layer, soft_pos,
+@nb.njit(cache=True, nogil=True, error_model="numpy")
+def grow_tree(X, R, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_layer, soft_pos,
               soft_neg, use_soft, min_leaf, max_features, rng_state, train_leaf):
     """Grow one HML-tree depth-first on ``samples`` (permuted in place).
 
@@ -188,9 +209,8 @@ def grow_tree(X, R, samples, n_layers, y_indptr, y_indices, tag_layer, tag_local
     integer keys from one contiguous row and radix-sorts them.
 
     Per node: the target layer is the first impure one; ``max_features``
-    non-constant features are drawn without replacement (partial
-    Fisher-Yates over a per-tree feature array, drawing on past constant
-    ones as scikit-learn does); each is sorted once and swept. A node is a
+    features are drawn without replacement (scikit-learn's rule, see the
+    loop); each non-constant one is sorted once and swept. A node is a
     leaf when it cannot give two children of ``min_leaf`` samples, when all
     layers are pure, or when no cut has a positive gain. ``train_leaf[s]``
     receives the leaf of each sample in ``samples``.
@@ -206,12 +226,13 @@ def grow_tree(X, R, samples, n_layers, y_indptr, y_indices, tag_layer, tag_local
     max_layer = 1
     for k in range(n_layers):
         max_layer = max(max_layer, layer_ptr[k + 1] - layer_ptr[k])
-    keys, order, tmp, cnt, cS, PS, MS, cL, cR, PL, ML = _workspace(n, max_layer)
+    keys, order, tmp, cnt, cS, PS, MS, cL, PL, ML = _workspace(n, max_layer)
     features = np.arange(d).astype(np.int64)
     st_start = np.empty(cap, np.int64)
     st_end = np.empty(cap, np.int64)
     st_parent = np.empty(cap, np.int64)
     st_isleft = np.empty(cap, np.uint8)
+    st_nconst = np.zeros(cap, np.int64)
     top = 0
     st_start[0] = 0
     st_end[0] = n
@@ -225,6 +246,8 @@ def grow_tree(X, R, samples, n_layers, y_indptr, y_indices, tag_layer, tag_local
         start = st_start[top]
         end = st_end[top]
         parent = st_parent[top]
+        n_known = st_nconst[top]
+        n_found = 0
         node = n_nodes
         n_nodes += 1
         if parent >= 0:
@@ -238,32 +261,52 @@ def grow_tree(X, R, samples, n_layers, y_indptr, y_indices, tag_layer, tag_local
         best_nl = -1
         best_rank = np.uint32(0)
         if N >= 2 * min_leaf:
-            k, soft_mode, imp = target_layer(samples, start, end, n_layers, y_indptr, y_indices, tag_layer,
-                                             tag_local, layer_ptr, has_layer, soft_pos, soft_neg, use_soft,
-                                             cS, PS, MS)
+            k, soft_mode, imp, sumS, sumsq = target_layer(samples, start, end, n_layers, ly_indptr, ly_indices,
+                                                          layer_ptr, has_layer, soft_pos, soft_neg, use_soft,
+                                                          cS, PS, MS)
             if k >= 0:
                 best_gain = EPS_PURE
-                i = 0
-                visited = 0
-                while visited < max_features and i < d:
-                    j = i + rand_below(rng_state, d - i)
-                    f = features[j]
-                    features[j] = features[i]
-                    features[i] = f
-                    i += 1
+                # Draw nu_try features without replacement, as scikit-learn's
+                # BestSplitter: features[:n_known] are known constant (from an
+                # ancestor) and cost nothing when drawn; a drawn feature found
+                # constant joins that prefix for the descendants. Constant
+                # features count as tried (they have no cut-point, Eq. 2), but
+                # drawing goes on until one non-constant feature is seen.
+                n_visited = 0
+                n_drawn_const = 0
+                n_total = n_known
+                f_i = d
+                while f_i > n_total and (n_visited < max_features or n_visited <= n_found + n_drawn_const):
+                    n_visited += 1
+                    f_j = n_drawn_const + rand_below(rng_state, f_i - n_found - n_drawn_const)
+                    if f_j < n_known:
+                        tmpf = features[n_drawn_const]
+                        features[n_drawn_const] = features[f_j]
+                        features[f_j] = tmpf
+                        n_drawn_const += 1
+                        continue
+                    f_j += n_found
+                    f = features[f_j]
                     gain, thr, nl, rc = eval_feature(X, R, f, samples, start, end, keys, order, tmp, cnt, k,
-                                                     soft_mode, imp, y_indptr, y_indices, tag_layer, tag_local,
+                                                     soft_mode, imp, sumS, sumsq, ly_indptr, ly_indices,
                                                      layer_ptr, has_layer, soft_pos, soft_neg, cS, PS, MS, cL,
-                                                     cR, PL, ML, min_leaf)
+                                                     PL, ML, min_leaf)
                     if nl == -2:
-                        continue  # constant on this node: does not count, draw another
-                    visited += 1
+                        features[f_j] = features[n_total]
+                        features[n_total] = f
+                        n_found += 1
+                        n_total += 1
+                        continue
+                    f_i -= 1
+                    features[f_j] = features[f_i]
+                    features[f_i] = f
                     if gain > best_gain:
                         best_gain = gain
                         best_f = f
                         best_t = thr
                         best_nl = nl
                         best_rank = rc
+                clear_counts(samples, start, end, k, ly_indptr, ly_indices, cS)
         if best_f < 0:
             leaf_id[node] = n_leaves
             for a in range(start, end):
@@ -290,11 +333,13 @@ def grow_tree(X, R, samples, n_layers, y_indptr, y_indices, tag_layer, tag_local
         st_end[top] = end
         st_parent[top] = node
         st_isleft[top] = 0
+        st_nconst[top] = n_known + n_found
         top += 1
         st_start[top] = start
         st_end[top] = mid
         st_parent[top] = node
         st_isleft[top] = 1
+        st_nconst[top] = n_known + n_found
         top += 1
     return (feature[:n_nodes].copy(), threshold[:n_nodes].copy(), left[:n_nodes].copy(),
             right[:n_nodes].copy(), leaf_id[:n_nodes].copy(), n_leaves)

@@ -2,8 +2,9 @@
 
 Tag data handed to the kernels (built once per fit by ``_tagdata``):
 
-- ``y_indptr``, ``y_indices``: observed tags of each sample (CSR).
-- ``tag_layer[j]``, ``tag_local[j]``: layer of tag j and its position there.
+- ``ly_indptr`` (L, n + 1), ``ly_indices``: the observed tags of each sample
+  in each layer, as positions within the layer (one CSR block per layer), so
+  a sweep visits only the target layer's tags.
 - ``layer_ptr``: tags of layer k are positions layer_ptr[k]:layer_ptr[k+1]
   of the layer order (most abstract layer first).
 - ``has_layer[s, k]``: sample s has at least one observed tag in layer k.
@@ -32,23 +33,27 @@ import numpy as np
 EPS_PURE = 1e-12
 
 
-@nb.njit(cache=True)
-def layer_parent_stats(samples, start, end, k, y_indptr, y_indices, tag_layer, tag_local, layer_ptr,
-                       has_layer, soft_pos, soft_neg, soft, cS, PS, MS):
-    """Fill the node's per-tag statistics for layer k; return (impurity, n_missing).
+@nb.njit(cache=True, error_model="numpy")
+def layer_parent_stats(samples, start, end, k, ly_indptr, ly_indices, layer_ptr, has_layer, soft_pos, soft_neg,
+                       soft, cS, PS, MS):
+    """Per-tag statistics of the node for layer k.
 
-    Hard mode (``soft`` False): cS[li] = positive count, impurity = sum psi_i.
-    Soft mode: PS / MS = positive / total mass per tag (missing samples soft).
+    Returns (impurity = sum_i psi_i(S), n_missing, sum_i c_i, sum_i c_i^2).
+    Hard mode (``soft`` False): cS[li] = positive count (cS must be zero on
+    entry; ``clear_counts`` resets it after use, touching only the node's
+    tags, so small nodes cost O(node) not O(layer)). Soft mode: additionally
+    PS / MS = positive / total mass per tag, missing samples soft.
     """
-    lsz = layer_ptr[k + 1] - layer_ptr[k]
-    off = layer_ptr[k]
     N = end - start
-    for li in range(lsz):
-        cS[li] = 0
-        PS[li] = 0.0
-        MS[li] = 0.0
     n_missing = 0
-    nlab = 0
+    sumS = 0
+    sumsq = 0
+    if soft:
+        lsz = layer_ptr[k + 1] - layer_ptr[k]
+        off = layer_ptr[k]
+        for li in range(lsz):
+            PS[li] = 0.0
+            MS[li] = 0.0
     for a in range(start, end):
         s = samples[a]
         if soft and has_layer[s, k] == 0:
@@ -58,59 +63,60 @@ def layer_parent_stats(samples, start, end, k, y_indptr, y_indices, tag_layer, t
                 PS[li] += p
                 MS[li] += p + soft_neg[s, off + li]
         else:
-            nlab += 1
-            for b in range(y_indptr[s], y_indptr[s + 1]):
-                tag = y_indices[b]
-                if tag_layer[tag] == k:
-                    cS[tag_local[tag]] += 1
+            for b in range(ly_indptr[k, s], ly_indptr[k, s + 1]):
+                li = ly_indices[b]
+                c = cS[li]
+                sumsq += 2 * c + 1
+                cS[li] = c + 1
+                sumS += 1
+    if not soft:
+        # sum_i 2 c_i (N - c_i) / N^2
+        return 2.0 * (N * sumS - sumsq) / (N * N), 0, sumS, sumsq
+    nlab = N - n_missing
     imp = 0.0
-    if soft:
-        for li in range(lsz):
-            P = PS[li] + cS[li]
-            M = MS[li] + nlab
-            PS[li] = P
-            MS[li] = M
-            if M > 0.0:
-                imp += 2.0 * P * (M - P) / (M * M)
-    else:
-        for li in range(lsz):
-            c = cS[li]
-            imp += 2.0 * c * (N - c) / (N * N)
-    return imp, n_missing
+    for li in range(lsz):
+        P = PS[li] + cS[li]
+        M = MS[li] + nlab
+        PS[li] = P
+        MS[li] = M
+        if M > 0.0:
+            imp += 2.0 * P * (M - P) / (M * M)
+    return imp, n_missing, sumS, sumsq
 
 
 @nb.njit(cache=True)
-def sweep_hard(samples, start, end, order, keys, k, y_indptr, y_indices, tag_layer, tag_local, layer_ptr,
-               cS, cL, cR, min_leaf, imp_S):
+def clear_counts(samples, start, end, k, ly_indptr, ly_indices, counts):
+    """Zero the entries of ``counts`` that the node's samples' layer-k tags
+    may have touched."""
+    for a in range(start, end):
+        s = samples[a]
+        for b in range(ly_indptr[k, s], ly_indptr[k, s + 1]):
+            counts[ly_indices[b]] = 0
+
+
+@nb.njit(cache=True, error_model="numpy")
+def sweep_hard(samples, start, end, order, keys, k, ly_indptr, ly_indices, cS, cL, min_leaf, imp_S, sumS,
+               sumsqS):
     """Best cut of one sorted feature (``keys`` ranks in ``order``), hard tags.
-    Returns (gain, n_left)."""
-    lsz = layer_ptr[k + 1] - layer_ptr[k]
+    Returns (gain, n_left).
+
+    With sum_i c_i fixed by the node, the weighted child impurity is
+    2 (sum c - q) / |S| with q = sum c_L^2 / |L| + sum c_R^2 / |R|, so the
+    sweep maximises q, keeping sum c^2 of each side; a moved sample touches
+    only its own tags of layer k. ``cL`` is zero on entry and on exit."""
     N = end - start
-    sumS = 0
-    sumsqS = 0
-    for li in range(lsz):
-        cL[li] = 0
-        cR[li] = cS[li]
-        sumS += cS[li]
-        sumsqS += cS[li] * cS[li]
-    sumL = 0
-    sumsqL = 0
-    sumR = sumS
     sumsqR = sumsqS
-    best = -1.0
+    sumsqL = 0
+    best_q = -1.0
     best_nl = -1
     for p in range(N - 1):
         s = samples[start + order[p]]
-        for b in range(y_indptr[s], y_indptr[s + 1]):
-            tag = y_indices[b]
-            if tag_layer[tag] == k:
-                li = tag_local[tag]
-                sumsqL += 2 * cL[li] + 1
-                cL[li] += 1
-                sumL += 1
-                sumsqR -= 2 * cR[li] - 1
-                cR[li] -= 1
-                sumR -= 1
+        for b in range(ly_indptr[k, s], ly_indptr[k, s + 1]):
+            li = ly_indices[b]
+            c = cL[li]
+            sumsqL += 2 * c + 1
+            sumsqR -= 2 * (cS[li] - c) - 1
+            cL[li] = c + 1
         nL = p + 1
         nR = N - nL
         if nL < min_leaf:
@@ -119,16 +125,18 @@ def sweep_hard(samples, start, end, order, keys, k, y_indptr, y_indices, tag_lay
             break
         if keys[order[p + 1]] <= keys[order[p]]:
             continue
-        child = 2.0 * (sumL - sumsqL / nL) + 2.0 * (sumR - sumsqR / nR)
-        gain = imp_S - child / N
-        if gain > best:
-            best = gain
+        q = (sumsqL * nR + sumsqR * nL) / (nL * nR)
+        if q > best_q:
+            best_q = q
             best_nl = nL
-    return best, best_nl
+    clear_counts(samples, start, end, k, ly_indptr, ly_indices, cL)
+    if best_nl < 0:
+        return -1.0, -1
+    return imp_S - 2.0 * (sumS - best_q) / N, best_nl
 
 
-@nb.njit(cache=True)
-def sweep_soft(samples, start, end, order, keys, k, y_indptr, y_indices, tag_layer, tag_local, layer_ptr,
+@nb.njit(cache=True, error_model="numpy")
+def sweep_soft(samples, start, end, order, keys, k, ly_indptr, ly_indices, layer_ptr,
                has_layer, soft_pos, soft_neg, PS, MS, cL, PL, ML, min_leaf, imp_S):
     """Best cut of one sorted feature with soft tags for missing samples.
     O(|S| * |layer|): every position re-sums the layer's tags."""
@@ -151,10 +159,8 @@ def sweep_soft(samples, start, end, order, keys, k, y_indptr, y_indices, tag_lay
                 ML[li] += q + soft_neg[s, off + li]
         else:
             nlabL += 1
-            for b in range(y_indptr[s], y_indptr[s + 1]):
-                tag = y_indices[b]
-                if tag_layer[tag] == k:
-                    cL[tag_local[tag]] += 1
+            for b in range(ly_indptr[k, s], ly_indptr[k, s + 1]):
+                cL[ly_indices[b]] += 1
         nL = p + 1
         nR = N - nL
         if nL < min_leaf:
@@ -182,4 +188,6 @@ def sweep_soft(samples, start, end, order, keys, k, y_indptr, y_indices, tag_lay
         if gain > best:
             best = gain
             best_nl = nL
+    for li in range(lsz):
+        cL[li] = 0
     return best, best_nl

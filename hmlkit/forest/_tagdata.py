@@ -8,10 +8,8 @@ import numpy as np
 
 @dataclass
 class TagArrays:
-    y_indptr: np.ndarray
-    y_indices: np.ndarray
-    tag_layer: np.ndarray
-    tag_local: np.ndarray
+    ly_indptr: np.ndarray
+    ly_indices: np.ndarray
     layer_ptr: np.ndarray
     layer_order: np.ndarray
     has_layer: np.ndarray
@@ -24,7 +22,7 @@ class TagArrays:
         return self.layer_ptr.shape[0] - 1
 
     def kernel_args(self):
-        return (self.n_layers, self.y_indptr, self.y_indices, self.tag_layer, self.tag_local, self.layer_ptr,
+        return (self.n_layers, self.ly_indptr, self.ly_indices, self.layer_ptr,
                 self.has_layer, self.soft_pos, self.soft_neg, self.use_soft)
 
 
@@ -53,5 +51,17 @@ def build_tag_arrays(Y, layers, soft=None):
         soft_pos = np.zeros((n, 0), np.float32)
         soft_neg = np.zeros((n, 0), np.float32)
         use_soft = False
-    return TagArrays(Y.indptr.astype(np.int64), Y.indices.astype(np.int64), tag_layer, tag_local, layer_ptr,
+    # one CSR block per layer holding each sample's tags of that layer as
+    # positions within the layer
+    ly_indptr = np.zeros((L, n + 1), np.int64)
+    blocks = []
+    base = 0
+    for k, layer in enumerate(layers):
+        Yk = Y[:, layer]
+        Yk.sort_indices()
+        ly_indptr[k] = Yk.indptr + base
+        blocks.append(Yk.indices.astype(np.int32))
+        base += Yk.nnz
+    ly_indices = np.concatenate(blocks) if blocks else np.zeros(0, np.int32)
+    return TagArrays(ly_indptr, ly_indices, layer_ptr,
                      layer_order, has_layer, soft_pos, soft_neg, use_soft)

@@ -1,0 +1,186 @@
+"""One entry point from a study's ``dataset=`` parameter to a ``TaggedData``.
+
+``load_dataset(spec)`` accepts:
+
+* a synthetic profile name, ``"trecvid"`` or ``"nuswide"``
+  (:func:`hmlkit.data.make_synthetic`);
+* ``"corel16k"``: the real development set (mulan Corel16k sample 1 test split)
+  at :func:`hmlkit._paths.corel16k_path`;
+* a ``.arff`` file (:func:`hmlkit.data.load_arff`): mulan Corel16k files (the
+  file name starts with ``Corel16k``) are split as 500 features + tags; any
+  other ARFF needs ``n_features=`` or ``n_labels=`` (mulan files carry the
+  label names only in a separate XML) or a MEKA header ``@relation 'name: -C k'``;
+* a ``.npz`` file in the kit's format (:func:`hmlkit.data.load_npz`);
+* a folder in the official NUS-WIDE layout (:func:`hmlkit.data.load_nuswide`);
+* a ``TaggedData`` (returned as is, or subsampled).
+
+``require(data, ...)`` then says, before any work, what a study needs that the
+data set lacks.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+from .container import TaggedData
+
+SYNTHETIC_PROFILES = ("trecvid", "nuswide")
+REAL_ALIASES = ("corel16k",)
+COREL16K_N_FEATURES = 500
+
+ACCEPTED = (
+    "a synthetic profile name ('trecvid', 'nuswide'), 'corel16k' (the shared development set), "
+    "a .arff file (mulan/MEKA multi-label), a .npz file in hmlkit's format, "
+    "or a folder in the official NUS-WIDE layout (ImageList/, NUS_WID_Tags/, Groundtruth/, Low_Level_Features/)"
+)
+
+_MEKA_C = re.compile(r"-C\s+(-?\d+)")
+
+
+def _lazy(name: str, where: str):
+    """A function of ``hmlkit.data`` that another module of the kit provides (imported late)."""
+    import importlib
+
+    fn = getattr(importlib.import_module("hmlkit.data"), name, None)
+    if fn is None:
+        try:
+            fn = getattr(importlib.import_module(f"hmlkit.data.{where}"), name)
+        except (ImportError, AttributeError):
+            raise ImportError(f"hmlkit.data.{name} is not available in this installation") from None
+    return fn
+
+
+def _meka_header_labels(path: Path):
+    """The ``-C`` option of a MEKA ``@relation`` line, or None."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            s = line.strip()
+            if not s or s.startswith("%"):
+                continue
+            if s.lower().startswith("@relation"):
+                m = _MEKA_C.search(s)
+                return int(m.group(1)) if m else None
+            return None  # first statement is not @relation
+    return None
+
+
+def is_nuswide_root(path: Path) -> bool:
+    return (path / "ImageList" / "Imagelist.txt").is_file() and (path / "NUS_WID_Tags").is_dir()
+
+
+def _load_arff_spec(path: Path, kw: dict) -> TaggedData:
+    load_arff = _lazy("load_arff", "arff")
+    n_features, n_labels = kw.pop("n_features", None), kw.pop("n_labels", None)
+    label_location = kw.pop("label_location", "end")
+    name = kw.pop("name", None)
+    if kw:
+        raise ValueError(f"unexpected options for an ARFF file: {', '.join(sorted(kw))}")
+    is_corel = path.name.lower().startswith("corel16k")
+    if is_corel and n_features is None and n_labels is None:
+        n_features = COREL16K_N_FEATURES
+        name = name or "corel16k"
+    if n_features is None and n_labels is None and _meka_header_labels(path) is None:
+        raise ValueError(
+            f"{path}: cannot tell features from labels in this ARFF file; pass n_features= or n_labels= "
+            "(mulan keeps the label list in a separate XML file) or use a MEKA header "
+            "(@relation 'name: -C <n_labels>')"
+        )
+    return load_arff(path, n_features=n_features, n_labels=n_labels, label_location=label_location, name=name)
+
+
+def load_dataset(spec, n_samples: int | None = None, random_state=0, **kw) -> TaggedData:
+    """Resolve a study's ``dataset=`` parameter (see the module notes) to a ``TaggedData``.
+
+    ``n_samples`` is passed to the synthetic generator; for real data it draws
+    a seeded random subset of that many samples (all when None or larger).
+    Extra keywords go to the loader (e.g. ``recipe=``/``features=`` for
+    NUS-WIDE, ``n_features=`` for ARFF).
+
+    Raises ``FileNotFoundError`` naming a missing path and ``ValueError``
+    listing what is accepted for anything else.
+    """
+    if n_samples is not None and (not isinstance(n_samples, (int, np.integer)) or n_samples < 1):
+        raise ValueError(f"n_samples must be a positive integer or None, got {n_samples!r}")
+    if isinstance(spec, TaggedData):
+        data = spec
+    elif isinstance(spec, str) and spec in SYNTHETIC_PROFILES and not Path(spec).exists():
+        make_synthetic = _lazy("make_synthetic", "synthetic")
+        if kw:
+            raise ValueError(f"unexpected options for the synthetic profile {spec!r}: {', '.join(sorted(kw))}")
+        return make_synthetic(profile=spec, n_samples=n_samples, random_state=random_state)
+    elif isinstance(spec, str) and spec in REAL_ALIASES and not Path(spec).exists():
+        from .._paths import corel16k_path
+
+        path = corel16k_path()
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"the Corel16k development set is not at {path} "
+                "(set HMLKIT_SHARED_DATA, or pass the path of Corel16k001-test.arff)"
+            )
+        data = _load_arff_spec(path, kw)
+    elif isinstance(spec, (str, Path)):
+        path = Path(spec).expanduser()
+        if not path.exists():
+            raise FileNotFoundError(f"dataset not found: {path} (accepted: {ACCEPTED})")
+        suffix = path.suffix.lower()
+        if path.is_dir():
+            if not is_nuswide_root(path):
+                raise ValueError(f"{path} is a folder but not in the NUS-WIDE layout; accepted: {ACCEPTED}")
+            from .nuswide import load_nuswide
+
+            kw.setdefault("random_state", random_state)
+            data = load_nuswide(path, **kw)
+        elif suffix == ".arff":
+            data = _load_arff_spec(path, kw)
+        elif suffix == ".npz":
+            from .npz import load_npz
+
+            name = kw.pop("name", None)
+            if kw:
+                raise ValueError(f"unexpected options for a .npz file: {', '.join(sorted(kw))}")
+            data = load_npz(path, name=name)
+        else:
+            raise ValueError(f"cannot load {path}: unknown kind of file {suffix or '(no suffix)'!r}; accepted: {ACCEPTED}")
+    else:
+        raise ValueError(f"dataset must be a name or a path, got {type(spec).__name__}; accepted: {ACCEPTED}")
+
+    if n_samples is not None and n_samples < data.n_samples:
+        rng = np.random.default_rng(random_state)
+        idx = np.sort(rng.choice(data.n_samples, size=n_samples, replace=False))
+        data = data.subset(idx)
+        data.meta["subsample"] = {"n_samples": int(n_samples), "random_state": random_state}
+    return data
+
+
+def _needs(study: str) -> str:
+    return "need" if study.split()[-1].endswith("s") else "needs"
+
+
+def require(data: TaggedData, groups: bool = True, Y_true: bool = False, hierarchy: bool = False,
+            study: str = "this study") -> TaggedData:
+    """Fail with a clear ``ValueError`` when ``data`` lacks what ``study`` needs; else return it.
+
+    groups : ground-truth clusters (clustering tables).
+    Y_true : complete tags (completion on data with complete annotation).
+    hierarchy : a tag hierarchy of at least two layers.
+    """
+    missing = []
+    if groups and data.groups is None:
+        missing.append(f"{data.name} has no ground-truth groups: {study} {_needs(study)} them")
+    if groups and data.groups is not None and data.n_groups < 2:
+        missing.append(f"{data.name} has a single ground-truth group: {study} {_needs(study)} at least two")
+    if Y_true and data.Y_true is None:
+        missing.append(
+            f"{data.name} has no complete tags (Y_true): {study} {_needs(study)} them "
+            "(for hidden-tag completion use hmlkit.data.hide_tags on the observed tags instead)"
+        )
+    if hierarchy and len(data.layers) < 2:
+        missing.append(
+            f"{data.name} has a flat tag set: {study} {_needs(study)} a hierarchy "
+            "(estimate one with hmlkit.tags.estimate_layers)"
+        )
+    if missing:
+        raise ValueError("; ".join(missing))
+    return data
