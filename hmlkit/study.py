@@ -765,13 +765,17 @@ def examples_study(cfg, progress=True):
     obs = np.full((2, n_ex), "", dtype=object)
     gt, pred = obs.copy(), obs.copy()
     hits = np.full((2, n_ex), -1, dtype=np.int64)
+    cov3 = np.full(2, np.nan)
+    from .metrics import completion_scores
+
     for a, (name, d) in enumerate(ex.items()):
         observed, hidden = hide_tags(d, frac=0.4, random_state=s)
         model = HMLTagCompleter(method="AM", random_state=s,
                                 **{k: v for k, v in cfg.forest_params.items() if k != "methods"})
         model.fit(observed.X, observed.Y, layers=observed.layers)
-        obs[a], gt[a], pred[a], hits[a] = completion_examples(d, model.predict_scores(), observed, hidden,
-                                                              n_ex, random_state=s)
+        scores = model.predict_scores()
+        cov3[a] = completion_scores(scores, observed.Y, hidden, N=(3,))["Coverage@3"]
+        obs[a], gt[a], pred[a], hits[a] = completion_examples(d, scores, observed, hidden, n_ex, random_state=s)
     return xr.Dataset(
         {"member_tags": (("figure", "cluster", "member"), tags.astype(str)),
          "member_consistent": (("figure", "cluster", "member"), cons),
@@ -780,7 +784,8 @@ def examples_study(cfg, progress=True):
          "observed_tags": (("example_dataset", "example"), obs.astype(str)),
          "hidden_tags": (("example_dataset", "example"), gt.astype(str)),
          "predicted_tags": (("example_dataset", "example"), pred.astype(str)),
-         "hits": (("example_dataset", "example"), hits)},
+         "hits": (("example_dataset", "example"), hits),
+         "coverage3": (("example_dataset",), cov3)},
         coords={"figure": list(figs), "cluster": np.arange(n_cl), "member": np.arange(n_mem),
                 "metric": list(METRICS), "example_dataset": list(ex), "example": np.arange(n_ex)})
 

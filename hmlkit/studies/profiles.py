@@ -118,5 +118,6 @@ RESULT_SCHEMA = {
                           "cluster_purity": ("figure", "cluster"), "scores": ("figure", "metric"),
                           "observed_tags": ("example_dataset", "example"),
                           "hidden_tags": ("example_dataset", "example"),
-                          "predicted_tags": ("example_dataset", "example"), "hits": ("example_dataset", "example")},
+                          "predicted_tags": ("example_dataset", "example"), "hits": ("example_dataset", "example"),
+                          "coverage3": ("example_dataset",)},
 }
