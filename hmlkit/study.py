@@ -982,9 +982,11 @@ def plot_completion(ds):
                 if str(sub["status"].sel(row=key).values) != "measured":
                     continue
                 y = sub["score"].sel(row=key, measure=meas).mean("fold")
-                ax.plot(sub["N"].values, y, "o-", color=f"C{i % 10}", label=str(sub["label"].values[i]))
-                ax.plot(sub["N"].values, sub["paper"].sel(row=key, measure=meas), "--", color=f"C{i % 10}", alpha=0.5)
-            ax.set(xlabel="recovered tags N", ylabel=f"{meas}@N", title=f"{d}: {meas}@N (dashed: paper)")
+                col = plt.cm.tab20(i % 20)  # 13 rows: one colour each
+                ax.plot(sub["N"].values, y, "o-", color=col, label=str(sub["label"].values[i]))
+                ax.plot(sub["N"].values, sub["paper"].sel(row=key, measure=meas), "--", color=col, alpha=0.5)
+            ax.set(xlabel="recovered tags N", ylabel=f"{meas}@N", title=f"{d}: {meas}@N (dashed: paper)",
+                   xticks=list(sub["N"].values))
             if c == 0:
                 ax.legend(fontsize=6)
     fig.tight_layout()
