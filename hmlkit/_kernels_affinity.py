@@ -23,6 +23,7 @@ def chunk_bounds(nq):
 def leaf_members(leaves):
     """Per tree, the samples of each leaf, as flat arrays.
 
+    Negative leaf ids (non-members) are skipped.
     Returns ``members`` (T, n) int32 (samples ordered by leaf in each tree),
     ``offsets`` (T, max_leaves + 1) int64 start of each leaf in ``members[t]``
     and ``n_leaves`` (T,) int64.
@@ -43,14 +44,16 @@ def leaf_members(leaves):
     members = np.empty((T, n), np.int32)
     for t in range(T):
         for i in range(n):
-            offsets[t, leaves[i, t] + 1] += 1
+            if leaves[i, t] >= 0:
+                offsets[t, leaves[i, t] + 1] += 1
         for l in range(L):
             offsets[t, l + 1] += offsets[t, l]
         fill = offsets[t].copy()
         for i in range(n):
             l = leaves[i, t]
-            members[t, fill[l]] = i
-            fill[l] += 1
+            if l >= 0:
+                members[t, fill[l]] = i
+                fill[l] += 1
     return members, offsets, n_leaves
 
 

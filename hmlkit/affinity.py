@@ -12,27 +12,34 @@ def _check_leaves(leaves, name="leaves"):
     if leaves.ndim != 2 or leaves.shape[1] < 1:
         raise ValueError(f"{name} must be a 2-D (n_samples, n_trees) array of leaf indices, got shape {leaves.shape}")
     if not np.issubdtype(leaves.dtype, np.integer):
-        raise ValueError(f"{name} must hold integer leaf indices, got dtype {leaves.dtype}")
+        raise ValueError(f"{name} must hold integer leaf indices (-1: not in that tree), got dtype {leaves.dtype}")
     return np.ascontiguousarray(leaves, dtype=np.int32)
 
 
 def _compact(leaves, query_leaves=None):
     """Renumber leaf ids per tree to 0..L-1 (the kernels index leaves densely).
 
-    Any forest's leaf ids work (e.g. scikit-learn's node ids). Query leaves
-    are renumbered with the same map; a query leaf holding no training
-    sample gets -1 (it has no co-leaf neighbours).
+    Any forest's leaf ids work (e.g. scikit-learn's node ids). A negative
+    id means "not a member in this tree" and stays -1. Query leaves are
+    renumbered with the same map; a query leaf holding no member gets -1
+    (no co-leaf neighbours in that tree).
     """
     out = np.empty_like(leaves)
     q_out = None if query_leaves is None else np.empty_like(query_leaves)
     if query_leaves is not None and query_leaves.shape[1] != leaves.shape[1]:
         raise ValueError(f"query_leaves has {query_leaves.shape[1]} trees but leaves has {leaves.shape[1]}")
     for t in range(leaves.shape[1]):
-        uniq, out[:, t] = np.unique(leaves[:, t], return_inverse=True)
-        if query_leaves is not None:
+        col = leaves[:, t]
+        valid = col >= 0
+        uniq, inv = np.unique(col[valid], return_inverse=True)
+        out[:, t] = -1
+        out[valid, t] = inv
+        if query_leaves is not None and len(uniq) == 0:
+            q_out[:, t] = -1
+        elif query_leaves is not None:
             pos = np.searchsorted(uniq, query_leaves[:, t])
             pos = np.minimum(pos, len(uniq) - 1)
-            q_out[:, t] = np.where(uniq[pos] == query_leaves[:, t], pos, -1)
+            q_out[:, t] = np.where((uniq[pos] == query_leaves[:, t]) & (query_leaves[:, t] >= 0), pos, -1)
     return out if query_leaves is None else (out, q_out)
 
 
@@ -42,7 +49,8 @@ def leaf_affinity(leaves, query_leaves=None):
     Parameters
     ----------
     leaves : (n, T) int array
-        Leaf index of every training sample in every tree (any forest).
+        Leaf index of every training sample in every tree (any forest);
+        -1 where a sample is not a member of that tree (e.g. out of bag).
     query_leaves : (q, T) int array, optional
         Leaves of other samples (routed through the same trees). Then the
         result is the (q, n) affinity of those samples to the training ones.
@@ -66,12 +74,15 @@ def leaf_affinity(leaves, query_leaves=None):
     return sp.csr_matrix((data, indices, indptr), shape=(q.shape[0], n))
 
 
-def leaf_knn(leaves, n_neighbors=20, query_leaves=None):
+def leaf_knn(leaves, n_neighbors=20, query_leaves=None, self_index=None):
     """The ``n_neighbors`` samples with highest leaf affinity to each sample.
 
-    A sample is never its own neighbour. Returns ``(idx, w)``, both
-    (n, n_neighbors); missing neighbours (fewer co-leaf samples than asked)
-    are -1 with weight 0.
+    A sample is never its own neighbour. ``query_leaves`` (q, T): other
+    samples' leaves (-1 = skip that tree for that query); ``self_index``
+    (q,): the training index of each query, excluded from its neighbours
+    (default: none for external queries). Returns ``(idx, w)``, both
+    (q, n_neighbors), w = fraction of all trees; missing neighbours (fewer
+    co-leaf samples than asked) are -1 with weight 0.
     """
     leaves = _check_leaves(leaves)
     n = leaves.shape[0]
@@ -81,8 +92,11 @@ def leaf_knn(leaves, n_neighbors=20, query_leaves=None):
         leaves = _compact(leaves)
         q, self_index = leaves, np.arange(n, dtype=np.int64)
     else:
-        leaves, q = _compact(leaves, _check_leaves(query_leaves, "query_leaves"))
-        self_index = np.full(q.shape[0], -1, np.int64)
+        ql = _check_leaves(query_leaves, "query_leaves")
+        leaves, q = _compact(leaves, ql)
+        q[ql < 0] = -1
+        self_index = (np.full(q.shape[0], -1, np.int64) if self_index is None
+                      else np.asarray(self_index, np.int64))
     members, offsets, _ = K.leaf_members(leaves)
     return K.knn_rows(q, members, offsets, n, self_index, int(n_neighbors), K.chunk_bounds(q.shape[0]))
 

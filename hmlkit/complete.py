@@ -93,25 +93,36 @@ class HMLTagCompleter(BaseEstimator):
     n_neighbors : int, default 20
         kappa, for AM and for the kNN graph of GC.
     n_clusters : int, required for GC.
+    oob : bool, default True
+        Out-of-bag neighbourhoods (beyond the paper). Each tree is grown on a
+        bootstrap sample, and a training sample's LN / AM neighbourhoods come
+        only from the trees grown without it (Breiman's out-of-bag
+        proximities). Why: a forest grown on a sample's observed tags places
+        it with samples that share the *absence* of its hidden tags, so
+        in-sample neighbourhoods vote against exactly the tags to recover.
+        On the synthetic trecvid profile (40 % hidden, 100-300 trees) AM's
+        AP@1 rises from about 0.17 in-sample to about 0.40 out-of-bag (the
+        paper reports 0.38). ``oob=False`` is the paper's literal setting
+        (every tree sees every sample). GC always uses the whole forest.
     random_state, **forest params : as :class:`hmlkit.HMLForest`.
 
     A sample is never its own neighbour. Scores are in [0, 1]; a sample with
     no confident leaf or neighbour gets 0; observed tags are ranked last.
     """
 
-    def __init__(self, method="AM", n_neighbors=20, n_clusters=None, random_state=None, n_estimators=1000,
-                 min_samples_leaf=3, max_features="sqrt", hierarchy=True, correlations=True,
-                 bootstrap=False, n_jobs=None, verbose=False):
+    def __init__(self, method="AM", n_neighbors=20, n_clusters=None, oob=True, random_state=None,
+                 n_estimators=1000, min_samples_leaf=3, max_features="sqrt", hierarchy=True, correlations=True,
+                 n_jobs=None, verbose=False):
         self.method = method
         self.n_neighbors = n_neighbors
         self.n_clusters = n_clusters
+        self.oob = oob
         self.random_state = random_state
         self.n_estimators = n_estimators
         self.min_samples_leaf = min_samples_leaf
         self.max_features = max_features
         self.hierarchy = hierarchy
         self.correlations = correlations
-        self.bootstrap = bootstrap
         self.n_jobs = n_jobs
         self.verbose = verbose
 
@@ -134,7 +145,7 @@ class HMLTagCompleter(BaseEstimator):
             check_n_clusters(self.n_clusters, X.shape[0])
         self.forest_ = HMLForest(n_estimators=self.n_estimators, min_samples_leaf=self.min_samples_leaf,
                                  max_features=self.max_features, hierarchy=self.hierarchy,
-                                 correlations=self.correlations, bootstrap=self.bootstrap,
+                                 correlations=self.correlations, bootstrap=bool(self.oob),
                                  random_state=self.random_state, n_jobs=self.n_jobs,
                                  verbose=self.verbose).fit(X, Y, layers)
         self.Y_ = Y
@@ -152,9 +163,14 @@ class HMLTagCompleter(BaseEstimator):
         if not hasattr(self, "forest_"):
             raise ValueError("this HMLTagCompleter is not fitted yet; call fit(X, Y) first")
         train = self.forest_.train_leaves_
+        if self.oob:
+            # a leaf's neighbourhood is the samples the tree was grown on
+            train = np.where(self.forest_.inbag_, train, -1).astype(np.int32)
         n, m = self.Y_.shape
         if X is None:
-            query, self_index, Yq = None, np.arange(n, dtype=np.int64), self.Y_
+            self_index, Yq = np.arange(n, dtype=np.int64), self.Y_
+            # out-of-bag: a sample only looks at the trees grown without it
+            query = np.where(self.forest_.inbag_, -1, self.forest_.train_leaves_).astype(np.int32) if self.oob else None
         else:
             query = self.forest_.apply(X)
             self_index = np.full(query.shape[0], -1, np.int64)
@@ -166,18 +182,19 @@ class HMLTagCompleter(BaseEstimator):
                 q = leaves
             else:
                 leaves, q = _compact(train, query)
+                q[query < 0] = -1
             members, offsets, _ = KA.leaf_members(leaves)
             scores = KC.local_neighbourhood_scores(q, members, offsets, self_index,
                                                    self.Y_.indptr.astype(np.int64),
                                                    self.Y_.indices.astype(np.int64), m, KA.chunk_bounds(q.shape[0]))
         elif self.method_ == "AM":
-            idx, w = leaf_knn(train, self.n_neighbors, query_leaves=query)
+            idx, w = leaf_knn(train, self.n_neighbors, query_leaves=query, self_index=self_index)
             mask = idx >= 0
             rows = np.repeat(np.arange(nq), idx.shape[1])[mask.ravel()]
             Wq = sp.csr_matrix((w[mask].astype(np.float64), (rows, idx[mask])), shape=(nq, n))
             scores = np.asarray((Wq @ self.Y_.astype(np.float64)).todense()) / self.n_neighbors
         else:  # GC
-            if query is None:
+            if X is None:
                 return cluster_tag_scores(self.labels_, self.Y_)
             # a new sample joins the cluster holding most of its affinity among its kNN
             idx, w = leaf_knn(train, self.n_neighbors, query_leaves=query)

@@ -69,10 +69,11 @@ def _grouped(n=90, seed=0):
 # LN trusts pure leaves only; trees also fit the observed specific tags, so a
 # sample missing one often shares leaves with others missing it: LN is the
 # weakest of the three here (as in the paper's Tables 6-8). Chance is 1/5.
+@pytest.mark.parametrize("oob", [True, False])
 @pytest.mark.parametrize("method, bar", [("AM", 0.9), ("LN", 0.6), ("GC", 0.9)])
-def test_completion_recovers_group_tags(method, bar):
+def test_completion_recovers_group_tags(method, bar, oob):
     X, Y, layers, hidden, g = _grouped()
-    c = HMLTagCompleter(method=method, n_clusters=3, n_neighbors=10, n_estimators=30, random_state=0)
+    c = HMLTagCompleter(method=method, n_clusters=3, n_neighbors=10, n_estimators=60, random_state=0, oob=oob)
     s = c.fit(X, Y, layers).predict_scores()
     assert s.shape == Y.shape
     rows = np.flatnonzero(hidden.any(axis=1))
@@ -102,3 +103,20 @@ def test_completion_deterministic_and_bad_input():
         HMLTagCompleter(method="GC").fit(X, Y, layers)
     with pytest.raises(ValueError, match="not fitted"):
         HMLTagCompleter().predict_scores()
+
+
+def test_oob_neighbourhoods_use_only_trees_grown_without_the_sample():
+    X, Y, layers, _, _ = _grouped()
+    c = HMLTagCompleter(method="AM", n_neighbors=5, n_estimators=20, random_state=0).fit(X, Y, layers)
+    f = c.forest_
+    assert f.inbag_.shape == (90, 20) and 0.2 < (~f.inbag_).mean() < 0.5
+    from hmlkit.affinity import leaf_knn
+    q = np.where(f.inbag_, -1, f.train_leaves_)
+    members = np.where(f.inbag_, f.train_leaves_, -1)  # a leaf's samples: those it was grown on
+    idx, w = leaf_knn(members, 5, query_leaves=q, self_index=np.arange(90))
+    for i in (0, 40, 77):
+        oob_trees = ~f.inbag_[i]
+        shared = ((members[:, oob_trees] == f.train_leaves_[i, oob_trees])).sum(axis=1)
+        shared[i] = -1
+        assert i not in idx[i]
+        np.testing.assert_allclose(np.sort(w[i])[::-1], np.sort(shared)[::-1][:5] / 20, atol=1e-6)

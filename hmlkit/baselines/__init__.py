@@ -8,6 +8,7 @@ two families grow independently.
 from __future__ import annotations
 
 from ._spec import MethodSpec
+from .run import ClusteringResult, run_clustering
 
 
 def registry() -> dict:
@@ -30,4 +31,4 @@ def get_method(name: str) -> MethodSpec:
     return reg[name]
 
 
-__all__ = ["MethodSpec", "registry", "get_method"]
+__all__ = ["MethodSpec", "registry", "get_method", "run_clustering", "ClusteringResult"]

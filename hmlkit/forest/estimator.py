@@ -61,6 +61,8 @@ class HMLForest(BaseEstimator):
     ----------
     train_leaves_ : (n_samples, n_estimators) int32
         Leaf of every training sample in every tree.
+    inbag_ : (n_samples, n_estimators) bool, only with ``bootstrap``
+        Whether tree t was grown on sample i.
     layers_ : list of int64 arrays, the hierarchy used.
     n_features_in_, n_tags_, max_features_ : ints
     """
@@ -164,6 +166,11 @@ class HMLForest(BaseEstimator):
         self.max_features_ = max_features
         if self.bootstrap:
             self.train_leaves_ = self.apply(X)
+            # in-bag flags: tree t was grown without sample i where False
+            # (out-of-bag neighbourhoods for completion, Breiman's OOB idea)
+            self.inbag_ = np.zeros((n, self.n_estimators), dtype=bool)
+            for t, b in enumerate(boots):
+                self.inbag_[b, t] = True
         else:
             self.train_leaves_ = np.ascontiguousarray(np.stack([r[1] for r in results], axis=1))
         return self

@@ -1,0 +1,289 @@
+"""Clustering baselines of Tables 1-3: recovery on easy data, determinism, bad input."""
+import numpy as np
+import pytest
+from sklearn.metrics import normalized_mutual_info_score as nmi
+
+from hmlkit.baselines import get_method, registry
+from hmlkit.baselines.inputs import combine_modalities, make_input
+from hmlkit.baselines.run import run_clustering
+from hmlkit.data import TaggedData
+
+
+def _blobs(n=150, d=20, seed=0, sep=4.0, tag_rate=0.7):
+    """3 Gaussian blobs; each group owns 3 specific tags (layer 1) under its abstract tag (layer 0)."""
+    rng = np.random.default_rng(seed)
+    g = np.repeat(np.arange(3), n // 3)
+    C = rng.normal(0, sep, (3, d))
+    X = (C[g] + rng.normal(0, 1, (g.size, d))).astype(np.float32)
+    Y = np.zeros((g.size, 12), np.uint8)
+    for i, gi in enumerate(g):
+        spec = 3 + 3 * gi + np.flatnonzero(rng.random(3) < tag_rate)
+        Y[i, spec] = 1
+        Y[i, gi] = rng.random() < tag_rate
+    layers = [np.arange(3), np.arange(3, 12)]
+    return TaggedData(X, Y, layers=layers, groups=g, name="blobs")
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    return _blobs()
+
+
+# (method, mode, extra factory params keeping the test fast)
+CASES = [
+    ("kmeans", "vifeat", {}),
+    ("kmeans", "cmb", {}),
+    ("spclust", "vifeat", {}),
+    ("spclust", "bitag", {}),
+    ("spclust", "blm", {}),
+    ("affprop", "vifeat", {}),
+    ("clustrf", "vifeat", {"n_estimators": 40}),
+    ("clustrf", "bitag", {"n_estimators": 40}),
+    ("aasc", "blm", {}),
+    ("ccforest", "blm", {"n_estimators": 40}),
+    ("cca_spclust", "blm", {}),
+    ("3vcca_spclust", "blm", {}),
+]
+
+
+def _case_available(name):
+    reg = registry()
+    return name in reg and reg[name].available()[0]
+
+
+@pytest.mark.parametrize("name,mode,params", CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_recovers_blobs_and_is_deterministic(blobs, name, mode, params):
+    if not _case_available(name):
+        pytest.skip(f"{name} not available")
+    r1 = run_clustering(name, mode, blobs, random_state=3, **params)
+    assert r1.labels.shape == (blobs.n_samples,)
+    assert nmi(blobs.groups, r1.labels) >= 0.9
+    r2 = run_clustering(name, mode, blobs, random_state=3, **params)
+    np.testing.assert_array_equal(r1.labels, r2.labels)
+    if r1.affinity is not None:
+        A = r1.affinity
+        assert A.shape == (blobs.n_samples,) * 2
+        A = A.toarray() if hasattr(A, "toarray") else A
+        np.testing.assert_allclose(A, A.T, atol=1e-6)
+
+
+def test_input_modes(blobs):
+    assert make_input("vifeat", blobs) is blobs.X
+    T = make_input("bitag", blobs)
+    assert T.dtype == np.float32 and np.array_equal(T, blobs.Y.toarray())
+    X, Y = make_input("blm", blobs)
+    assert X.shape == blobs.X.shape and Y.shape == (blobs.n_samples, blobs.n_tags)
+    C = make_input("cmb", blobs)
+    assert C.shape == (blobs.n_samples, blobs.n_features + blobs.n_tags)
+    # both blocks scaled to unit mean row norm
+    for block in (C[:, : blobs.n_features], C[:, blobs.n_features:]):
+        norms = np.linalg.norm(block, axis=1)
+        assert abs(norms[norms > 0].mean() - 1.0) < 1e-4
+    np.testing.assert_allclose(combine_modalities(2 * blobs.X, T), C, rtol=1e-5)
+    with pytest.raises(ValueError, match="unknown input mode"):
+        make_input("nope", blobs)
+
+
+def test_affprop_hits_requested_cluster_count(blobs):
+    from hmlkit.baselines.classic import AffinityPropagationClustering
+
+    for k in (2, 3, 5):
+        ap = AffinityPropagationClustering(n_clusters=k, random_state=0).fit(blobs.X)
+        assert ap.n_clusters_found_ == k == np.unique(ap.labels_).size
+
+
+def test_spclust_blm_is_mean_of_normalised_affinities(blobs):
+    from hmlkit.baselines.classic import balanced_affinity, knn_gaussian_affinity, normalize_affinity
+
+    X, Y = make_input("blm", blobs)
+    A = balanced_affinity([X, Y], n_neighbors=10).toarray()
+    ref = 0.5 * (normalize_affinity(knn_gaussian_affinity(X, 10)).toarray()
+                 + normalize_affinity(knn_gaussian_affinity(Y, 10)).toarray())
+    np.testing.assert_allclose(A, ref)
+    # each normalised block has spectral radius 1
+    N = normalize_affinity(knn_gaussian_affinity(X, 10)).toarray()
+    assert abs(np.abs(np.linalg.eigvalsh(N)).max() - 1.0) < 1e-8
+
+
+def test_run_clustering_rejects_wrong_mode_and_kind(blobs):
+    with pytest.raises(ValueError, match="does not take input mode"):
+        run_clustering("kmeans", "blm", blobs)
+    with pytest.raises(ValueError, match="not a clustering method"):
+        run_clustering("hmlrf_gc", "hml", blobs)
+    with pytest.raises(ValueError, match="unknown method"):
+        run_clustering("nosuch", "vifeat", blobs)
+
+
+SINGLE_EST = [("kmeans", {}), ("spclust", {}), ("affprop", {}), ("clustrf", {"n_estimators": 5})]
+
+
+@pytest.mark.parametrize("name,params", SINGLE_EST, ids=[c[0] for c in SINGLE_EST])
+def test_bad_input(blobs, name, params):
+    if not _case_available(name):
+        pytest.skip(f"{name} not available")
+    fac = get_method(name).factory
+    X = blobs.X.copy()
+    with pytest.raises(ValueError, match="larger than the number of samples"):
+        fac(n_clusters=X.shape[0] + 1, random_state=0, **params).fit(X)
+    X[3, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        fac(n_clusters=3, random_state=0, **params).fit(X)
+    with pytest.raises(ValueError, match="2-D"):
+        fac(n_clusters=3, random_state=0, **params).fit(blobs.X[:, 0])
+    with pytest.raises(ValueError, match="positive integer"):
+        fac(n_clusters=0, random_state=0, **params).fit(blobs.X)
+
+
+def test_product_of_marginals_keeps_marginals_breaks_dependence():
+    from hmlkit.baselines.clustrf import product_of_marginals
+
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=2000)
+    X = np.c_[a, a + 0.01 * rng.normal(size=2000)]
+    Xs = product_of_marginals(X, np.random.default_rng(1))
+    np.testing.assert_array_equal(np.sort(Xs, axis=0), np.sort(X, axis=0))
+    assert abs(np.corrcoef(Xs.T)[0, 1]) < 0.1 < 0.99 < np.corrcoef(X.T)[0, 1]
+
+
+def test_cca_agrees_with_sklearn():
+    from sklearn.cross_decomposition import CCA
+
+    from hmlkit.baselines.cca import multiview_cca
+
+    rng = np.random.default_rng(0)
+    n = 500
+    z = rng.normal(size=(n, 2))
+    A = np.c_[z, rng.normal(size=(n, 4))] @ rng.normal(size=(6, 6))
+    B = np.c_[z[:, :1] + 0.5 * rng.normal(size=(n, 1)), rng.normal(size=(n, 3))] @ rng.normal(size=(4, 4))
+    vals, W, means = multiview_cca([A, B], 2, reg=0.0)
+    u, v = (A - means[0]) @ W[0][:, 0], (B - means[1]) @ W[1][:, 0]
+    rho = np.corrcoef(u, v)[0, 1]
+    assert abs(vals[0] - 1 - rho) < 1e-6  # two-view eigenvalues are 1 + canonical correlation
+    a, b = CCA(n_components=1, max_iter=5000, tol=1e-10).fit(A, B).transform(A, B)
+    assert abs(rho - np.corrcoef(a[:, 0], b[:, 0])[0, 1]) < 1e-6
+
+
+def test_multiview_bad_input(blobs):
+    from hmlkit.baselines.cca import CCASpectralClustering, ThreeViewCCASpectralClustering
+
+    X, Y = make_input("blm", blobs)
+    with pytest.raises(ValueError, match="rows"):
+        CCASpectralClustering(3).fit(X, Y[:-1])
+    Xn = X.copy()
+    Xn[0, 0] = np.inf
+    with pytest.raises(ValueError, match="NaN or inf"):
+        CCASpectralClustering(3).fit(Xn, Y)
+    with pytest.raises(ValueError, match="larger than"):
+        CCASpectralClustering(1000).fit(X, Y)
+    with pytest.raises(ValueError, match="layers"):
+        ThreeViewCCASpectralClustering(3).fit(X, Y)
+    with pytest.raises(ValueError, match="unknown tag"):
+        ThreeViewCCASpectralClustering(3).fit(X, Y, layers=[np.array([0, 99])])
+
+
+def test_aasc_weights_the_informative_modality(blobs):
+    from hmlkit.baselines.aasc import AffinityAggregationSpectralClustering
+
+    _, Y = make_input("blm", blobs)
+    noise = np.random.default_rng(0).normal(size=blobs.X.shape)
+    est = AffinityAggregationSpectralClustering(3, random_state=0).fit(noise, Y)
+    assert est.weights_[1] > 0.9 and abs(est.weights_.sum() - 1) < 1e-9
+    assert nmi(blobs.groups, est.labels_) >= 0.9
+    assert est.objective_[-1] <= est.objective_[0] + 1e-12  # alternation never increases J
+    with pytest.raises(ValueError, match="two modalities"):
+        AffinityAggregationSpectralClustering(3).fit(blobs.X)
+    with pytest.raises(ValueError, match="rows"):
+        AffinityAggregationSpectralClustering(3).fit(blobs.X, Y[:5])
+    with pytest.raises(ValueError, match="larger than"):
+        AffinityAggregationSpectralClustering(500).fit(blobs.X, Y)
+
+
+def _brute_force_tag_split(X, Y, min_leaf):
+    """Best root split by the mean-tag Gini gain, by enumeration (all-real node)."""
+    n, d = X.shape
+    Yd = np.asarray(Y, float)
+
+    def mass(rows):
+        if rows.sum() == 0:
+            return 0.0
+        p = Yd[rows].mean(axis=0)
+        return rows.sum() * np.mean(2 * p * (1 - p))
+
+    best, best_left = -np.inf, None
+    for f in range(d):
+        for thr in np.unique(X[:, f])[:-1]:
+            left = X[:, f] <= thr
+            if min(left.sum(), (~left).sum()) < min_leaf:
+                continue
+            g = mass(np.ones(n, bool)) - mass(left) - mass(~left)
+            if g > best + 1e-12:
+                best, best_left = g, left
+    return best_left
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_ccforest_split_matches_brute_force(seed):
+    """With real samples only the gain is the tag Gini gain: the kernel's root split must be the best one."""
+    import scipy.sparse as sp
+
+    from hmlkit.baselines.ccforest import grow_cc_tree
+
+    rng = np.random.default_rng(seed)
+    n, d, m, min_leaf = 13, 4, 5, 5  # children of 5..8 samples cannot split again
+    X = rng.random((n, d)).astype(np.float32)
+    Y = (rng.random((n, m)) < 0.4).astype(np.uint8)
+    Ys = sp.csr_matrix(Y)
+    leaf = np.full(n, -1, np.int32)
+    n_leaves = grow_cc_tree(X, n, Ys.indptr.astype(np.int64), Ys.indices.astype(np.int64), m, min_leaf, d,
+                            1.0, 1.0, 0.5, 1.0, np.array([12345], np.uint64), leaf)
+    assert n_leaves == 2
+    ref = _brute_force_tag_split(X, Y, min_leaf)
+    got = leaf == leaf[0]
+    assert np.array_equal(got, ref) or np.array_equal(got, ~ref)
+
+
+def test_ccforest_uses_tags_when_visual_is_noise(blobs):
+    from hmlkit.baselines.ccforest import ConstrainedClusteringForest
+
+    _, Y = make_input("blm", blobs)
+    noise = np.random.default_rng(0).normal(size=blobs.X.shape).astype(np.float32)
+    no_tags = ConstrainedClusteringForest(3, n_estimators=30, tag_weight=0.0, random_state=0).fit(noise, Y)
+    tags = ConstrainedClusteringForest(3, n_estimators=30, tag_weight=5.0, random_state=0).fit(noise, Y)
+    assert nmi(blobs.groups, no_tags.labels_) < 0.2 < 0.8 < nmi(blobs.groups, tags.labels_)
+    a = ConstrainedClusteringForest(3, n_estimators=8, random_state=1, n_jobs=1).fit(blobs.X, Y)
+    b = ConstrainedClusteringForest(3, n_estimators=8, random_state=1, n_jobs=2).fit(blobs.X, Y)
+    np.testing.assert_array_equal(a.train_leaves_, b.train_leaves_)  # independent of n_jobs
+    with pytest.raises(ValueError, match="0/1"):
+        ConstrainedClusteringForest(3, n_estimators=2).fit(blobs.X, Y * 2)
+    with pytest.raises(ValueError, match="rows"):
+        ConstrainedClusteringForest(3, n_estimators=2).fit(blobs.X, Y[:10])
+    with pytest.raises(ValueError, match="max_features"):
+        ConstrainedClusteringForest(3, n_estimators=2, max_features="bad").fit(blobs.X, Y)
+
+
+def test_affinity_propagation_kernel_matches_sklearn():
+    from sklearn.cluster import AffinityPropagation
+    from sklearn.metrics import pairwise_distances
+
+    from hmlkit.baselines.classic import affinity_propagation_labels
+
+    X = np.random.default_rng(0).normal(size=(60, 5))
+    S = -pairwise_distances(X, metric="sqeuclidean")
+    for pref in (np.median(S), S.min(), 0.5 * np.median(S)):
+        ref = AffinityPropagation(damping=0.9, max_iter=400, convergence_iter=20, preference=pref,
+                                  affinity="precomputed", random_state=3).fit(S).labels_
+        got, converged = affinity_propagation_labels(S, pref, 0.9, 400, 20, random_state=3)
+        assert converged
+        np.testing.assert_array_equal(got, ref)
+
+
+def test_cli_prints_table_rows(capsys):
+    from hmlkit.baselines.run import main
+
+    main(["--profile", "trecvid", "--n-samples", "150", "--methods", "kmeans,cca_spclust",
+          "--modes", "vifeat,blm", "--param", "n_init=2"])
+    rows = [l.split() for l in capsys.readouterr().out.splitlines() if l.startswith(("kmeans", "cca_spclust"))]
+    assert [r[:2] for r in rows] == [["kmeans", "vifeat"], ["cca_spclust", "blm"]]
+    for r in rows:
+        vals = [float(v) for v in r[2:7]]
+        assert all(-1 <= v <= 1 for v in vals)

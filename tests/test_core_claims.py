@@ -1,0 +1,87 @@
+"""What issue 2 asks the core kit to show, on the embedded data and Corel16k.
+
+Forest sizes are the smallest at which each comparison is stable; the study
+notebooks and `make bench` run the paper's sizes.
+"""
+import numpy as np
+import pytest
+
+from hmlkit import HMLClustering, HMLTagCompleter
+from hmlkit._paths import corel16k_path
+from hmlkit.cluster import spectral_from_affinity
+from hmlkit.complete import cooccurrence_scores, rank_observed_last
+from hmlkit.data import hide_tags, load_arff, make_synthetic, remove_tags
+from hmlkit.metrics import clustering_scores, completion_scores
+
+
+@pytest.fixture(scope="module")
+def trecvid():
+    return make_synthetic("trecvid", random_state=0)
+
+
+def tags_spclust_nmi(data, seed=0):
+    """SpClust on BiTag: cosine similarity of the observed tag vectors."""
+    Y = data.Y.toarray().astype(float)
+    norm = np.linalg.norm(Y, axis=1)
+    Yn = Y / np.where(norm > 0, norm, 1)[:, None]
+    labels = spectral_from_affinity(Yn @ Yn.T, data.n_groups, n_neighbors=20, random_state=seed)
+    return clustering_scores(data.groups, labels)["nmi"]
+
+
+def test_hmlrf_clusters_better_than_tags_alone(trecvid):
+    tags = tags_spclust_nmi(trecvid)
+    labels = HMLClustering(15, n_estimators=300, random_state=0).fit_predict(trecvid.X, trecvid.Y, trecvid.layers)
+    hml = clustering_scores(trecvid.groups, labels)["nmi"]
+    assert 0.55 <= tags <= 0.80
+    assert hml >= tags + 0.05, (hml, tags)
+
+
+def test_correlations_help_at_half_sparseness(trecvid):
+    full, nocorr = [], []
+    for seed in range(3):
+        sparse = remove_tags(trecvid, 0.5, random_state=seed)
+        for out, corr in ((full, True), (nocorr, False)):
+            lab = HMLClustering(15, n_estimators=100, correlations=corr, random_state=seed).fit_predict(
+                sparse.X, sparse.Y, sparse.layers)
+            out.append(clustering_scores(sparse.groups, lab)["nmi"])
+    assert np.mean(full) > np.mean(nocorr), (full, nocorr)
+
+
+def test_hmlrf_completion_beats_cooccurrence_on_synthetic(trecvid):
+    obs, hidden = hide_tags(trecvid, 0.4, random_state=0)
+    co = completion_scores(cooccurrence_scores(obs.Y), obs.Y, hidden)["AP@1"]
+    s = HMLTagCompleter("AM", n_estimators=150, random_state=0).fit(obs.X, obs.Y, obs.layers).predict_scores()
+    am = completion_scores(s, obs.Y, hidden)["AP@1"]
+    assert am > co, (am, co)
+
+
+@pytest.fixture(scope="module")
+def corel_run():
+    path = corel16k_path()
+    if not path.exists():
+        pytest.skip(f"development data not found at {path}")
+    data = load_arff(path, n_features=500)
+    obs, hidden = hide_tags(data, 0.4, random_state=0)
+    am = HMLTagCompleter("AM", n_estimators=100, random_state=0).fit(obs.X, obs.Y).predict_scores()
+    return data, obs, hidden, am
+
+
+def test_corel_completion_end_to_end(corel_run):
+    data, obs, hidden, am = corel_run
+    assert data.X.shape == (1744, 500) and data.n_tags == 153
+    assert am.shape == (1744, 153) and np.isfinite(am).all()
+    r = completion_scores(am, obs.Y, hidden)
+    rows = np.flatnonzero(np.diff(hidden.indptr))
+    chance = np.mean(np.diff(hidden.indptr)[rows] / (153 - np.diff(obs.Y.indptr)[rows]))
+    assert r["AP@1"] > 5 * chance  # neighbourhoods carry real tag information
+    assert r["AR@5"] >= r["AR@1"] and r["Coverage@5"] >= r["Coverage@1"]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "Not reproduced: on Corel16k (40% hidden) HML-RF(AM) reaches AP@1 ~0.13 vs ~0.34 for tag co-occurrence. "
+    "The 500 binary blob features carry little tag information (visual-only SFSS/FSNM also ~0.13, tag popularity "
+    "0.12), while a sample's remaining tags, which HML-RF routing never uses, predict its hidden ones well."))
+def test_corel_am_beats_cooccurrence(corel_run):
+    _, obs, hidden, am = corel_run
+    co = completion_scores(cooccurrence_scores(obs.Y), obs.Y, hidden)["AP@1"]
+    assert completion_scores(am, obs.Y, hidden)["AP@1"] > co

@@ -1,0 +1,80 @@
+import numpy as np
+import pytest
+from scipy.optimize import linear_sum_assignment
+from sklearn.datasets import make_blobs
+from sklearn.metrics import adjusted_rand_score
+
+from hmlkit.baselines.mmc import MMC, balance_bounds, balanced_assignment, crammer_costs, dual_cd, pass_orders
+
+
+def test_balanced_assignment_is_exact_and_integral():
+    rng = np.random.default_rng(0)
+    # square case with L = U = 1 is the linear assignment problem: compare with scipy
+    cost = rng.random((7, 7))
+    lab = balanced_assignment(cost, 1, 1)
+    r, c = linear_sum_assignment(cost)
+    assert np.isclose(cost[np.arange(7), lab].sum(), cost[r, c].sum())
+    # size bounds hold and the solution beats every greedy-within-bounds alternative
+    cost = rng.random((60, 4))
+    lab = balanced_assignment(cost, 12, 18)
+    sizes = np.bincount(lab, minlength=4)
+    assert sizes.min() >= 12 and sizes.max() <= 18
+    # unconstrained argmin is a lower bound, and is met when bounds are loose
+    assert cost[np.arange(60), lab].sum() >= cost.min(1).sum() - 1e-9
+    lab_free = balanced_assignment(cost, 0, 60)
+    assert np.isclose(cost[np.arange(60), lab_free].sum(), cost.min(1).sum())
+
+
+def test_crammer_costs():
+    S = np.array([[2.0, 0.0, 1.5]])
+    psi = crammer_costs(S)
+    # psi_t = sum_{r != t} max(0, 1 + s_r - s_t)
+    assert np.allclose(psi, [[0.0 + 0.5, 3.0 + 2.5, 1.5 + 0.0]])
+
+
+def test_dual_cd_reaches_primal_optimum():
+    rng = np.random.default_rng(0)
+    n, d, k = 80, 3, 3
+    X = np.hstack([rng.normal(size=(n, d)), np.ones((n, 1))])
+    lab = rng.integers(0, k, n)
+    c = 0.5
+    W = np.zeros((k, d + 1))
+    alpha = np.zeros((n, k))
+    H = np.zeros((1, 1, 1), dtype=bool)
+    dual_cd(X, H, False, lab, alpha, c, W, pass_orders(n, 2000, rng), 1e-8)
+    S = X @ W.T
+    marg = np.maximum(0, 1 + S - S[np.arange(n), lab][:, None])
+    marg[np.arange(n), lab] = 0
+    primal = 0.5 * (W * W).sum() + c * marg.sum()
+    dual = alpha.sum() - 0.5 * (W * W).sum()
+    assert primal - dual < 1e-4 * primal
+
+
+def test_recovers_separated_groups_and_balance():
+    X, g = make_blobs(200, centers=4, n_features=5, cluster_std=1.0, random_state=0)
+    m = MMC(4, C=10, random_state=0).fit(X)
+    assert adjusted_rand_score(g, m.labels_) > 0.95
+    L, U = m.size_bounds_
+    sizes = np.bincount(m.labels_, minlength=4)
+    assert sizes.min() >= L and sizes.max() <= U
+    assert (L, U) == balance_bounds(200, 4, (0.9, 1.1)) == (45, 55)
+
+
+def test_deterministic():
+    X, _ = make_blobs(150, centers=3, n_features=4, cluster_std=3.0, random_state=1)
+    a = MMC(3, random_state=5).fit_predict(X)
+    b = MMC(3, random_state=5).fit_predict(X)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_bad_input():
+    X, _ = make_blobs(20, centers=2, random_state=0)
+    with pytest.raises(ValueError, match="n_clusters"):
+        MMC(30).fit(X)
+    with pytest.raises(ValueError, match="balance"):
+        MMC(2, balance=(1.2, 1.1)).fit(X)
+    with pytest.raises(ValueError, match="C must"):
+        MMC(2, C=-1).fit(X)
+    X[0, 0] = np.inf
+    with pytest.raises(ValueError, match="NaN or inf"):
+        MMC(2).fit(X)
