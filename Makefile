@@ -25,7 +25,7 @@ install-deep: install
 	-$(BIN)/python -m pip install --quiet '$(TORCH_SPEC)'
 
 studies: install
-	$(BIN)/python -m hmlkit.demo
+	$(BIN)/python -m hmlkit.studies run --profile $(PROFILE)
 
 demo: install
 	$(BIN)/python -m hmlkit.demo

@@ -1,0 +1,67 @@
+"""``python -m hmlkit.studies run [NAMES...] --profile quick|standard|paper``
+
+Other commands: ``list`` (the studies), ``report`` (rewrite results/REPORT.md from the
+``.nc`` files present).
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+
+from .profiles import PROFILES, STUDIES
+
+
+def _param(text):
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"--set expects key=value, got {text!r}")
+    k, v = text.split("=", 1)
+    try:
+        v = ast.literal_eval(v)
+    except (ValueError, SyntaxError):
+        pass
+    return k.strip(), v
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m hmlkit.studies", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="execute study notebooks with papermill")
+    r.add_argument("names", nargs="*", help=f"studies to run (default all): {', '.join(STUDIES)}")
+    r.add_argument("--profile", default="standard", choices=PROFILES)
+    r.add_argument("--jobs", type=int, default=None, help="notebooks at once (default: #cores)")
+    r.add_argument("--results-dir", default="results")
+    r.add_argument("--figures-dir", default="figures")
+    r.add_argument("--executed-dir", default=None, help="executed notebooks (default results/executed)")
+    r.add_argument("--set", type=_param, action="append", default=[], metavar="KEY=VALUE",
+                   help="override a notebook parameter, e.g. --set seed=1")
+    r.add_argument("--kernel", default=None, help="Jupyter kernel name (default python3)")
+    rep = sub.add_parser("report", help="rewrite REPORT.md from existing results")
+    rep.add_argument("--results-dir", default="results")
+    rep.add_argument("--figures-dir", default="figures")
+    sub.add_parser("list", help="list the studies")
+    args = ap.parse_args(argv)
+    if args.cmd == "list":
+        print("\n".join(STUDIES))
+        return 0
+    if args.cmd == "report":
+        from .report import write_report
+
+        path, claims = write_report(args.results_dir, args.figures_dir)
+        print(f"{path}: {sum(c.verdict == 'holds' for c in claims)}/{len(claims)} claims hold")
+        return 0
+    from .runner import run
+
+    try:
+        res = run(args.names, profile=args.profile, jobs=args.jobs, results_dir=args.results_dir,
+                  figures_dir=args.figures_dir, executed_dir=args.executed_dir, parameters=dict(args.set),
+                  kernel_name=args.kernel)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0 if all(x.ok for x in res) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""Run settings of every study under the three profiles.
+
+``quick``     CI: tiny samples and forests; the whole set runs in a few minutes.
+``standard``  the main job (``make studies``): full-size ``trecvid``, reduced ``nuswide``,
+              fewer trees and folds than the paper; the whole set in about 30 min on 2 cores.
+``paper``     the paper's settings (tau = 1000 trees, phi = 3, 10 folds, full sizes).
+
+A study's notebook reads ``settings(name, profile)`` for every parameter it was not given
+explicitly (papermill parameters left at ``None``).
+"""
+from __future__ import annotations
+
+import copy
+
+PROFILES = ("quick", "standard", "paper")
+
+STUDIES = (
+    "table1_trecvid_clustering",
+    "table2_nuswide_clustering",
+    "fig5_table3_sparseness",
+    "fig6_components",
+    "fig8_parameters",
+    "table4_hierarchy_depth",
+    "table5_abstractness",
+    "table6_8_completion",
+    "fig4_7_9_examples",
+)
+
+# Data size per profile: (n_samples, n_tags, n_features) per synthetic data set; None = full
+# size. Reduced tags keep the most frequent ones; reduced features are a seeded random subset
+# of the columns (quick only: keeps the 4096-d CCA/forest baselines within CI time).
+_DATA = {
+    "quick": {"trecvid": (300, None, None), "nuswide": (400, 150, 512)},
+    "standard": {"trecvid": (None, None, None), "nuswide": (2000, 400, None)},
+    "paper": {"trecvid": (None, None, None), "nuswide": (None, None, None)},
+}
+_FOREST = {
+    "quick": {"n_estimators": 16, "min_samples_leaf": 3},
+    "standard": {"n_estimators": 100, "min_samples_leaf": 3},
+    "paper": {"n_estimators": 1000, "min_samples_leaf": 3},
+}
+_FOLDS = {"quick": 1, "standard": 2, "paper": 10}
+# Extra parameters of baselines per profile (quick: fewer training epochs of the deep models).
+_METHOD_PARAMS = {"quick": {"dcca": {"epochs": 5}, "dccae": {"epochs": 5}}, "standard": {}, "paper": {}}
+
+_SPECIFIC = {
+    "fig5_table3_sparseness": {"sparseness": (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)},
+    "fig6_components": {"sparseness": (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)},
+    "fig8_parameters": {
+        "taus": {"quick": (2, 4, 8, 16), "standard": (10, 25, 50, 100, 200),
+                 "paper": (10, 50, 100, 200, 500, 1000, 1500, 2000)},
+        "phis": (1, 2, 3, 5, 10),
+    },
+    "table4_hierarchy_depth": {"n_layers": (2, 3, 4, 5, 6, 7)},
+    "table6_8_completion": {"hidden_fraction": 0.4},
+    "fig4_7_9_examples": {"n_clusters_shown": 3, "n_members_shown": 6, "n_examples": 9},
+}
+
+
+def check_profile(profile):
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    return profile
+
+
+def check_study(name):
+    if name not in STUDIES:
+        raise ValueError(f"unknown study {name!r}; known: {', '.join(STUDIES)}")
+    return name
+
+
+def data_size(dataset, profile):
+    """(n_samples, n_tags, n_features) of a synthetic profile under ``profile``; Nones otherwise."""
+    check_profile(profile)
+    return _DATA[profile].get(dataset, (None, None, None))
+
+
+def settings(name, profile):
+    """All run settings of study ``name`` under ``profile`` (a fresh dict)."""
+    check_study(name)
+    check_profile(profile)
+    out = {"profile": profile, "folds": _FOLDS[profile], **_FOREST[profile],
+           "data": copy.deepcopy(_DATA[profile]), "method_params": copy.deepcopy(_METHOD_PARAMS[profile])}
+    for key, val in _SPECIFIC.get(name, {}).items():
+        out[key] = val[profile] if isinstance(val, dict) else val
+    if name == "fig8_parameters" and profile == "quick":
+        out["phis"] = (1, 3, 5)
+    if name in ("fig5_table3_sparseness", "fig6_components") and profile == "quick":
+        out["sparseness"] = (0.0, 0.3, 0.5)
+    return out
+
+# What each study writes to results/<name>.nc: variable -> dims (documented contract; the
+# notebook tests check it). Every clustering score has metric = purity, nmi, ri, f1, ari;
+# ``fold`` indexes the repeats (seeds seed, seed+1, ...). Per-row ``status`` says
+# "measured" / "not implemented" / "error" and ``reason`` why.
+RESULT_SCHEMA = {
+    "table1_trecvid_clustering": {"score": ("row", "metric", "fold"), "paper": ("row", "metric"),
+                                  "status": ("row",), "paper_status": ("row",), "mode": ("row",),
+                                  "method": ("row",), "label": ("row",)},
+    "table2_nuswide_clustering": {"score": ("row", "metric", "fold"), "paper": ("row", "metric"),
+                                  "status": ("row",), "paper_status": ("row",), "mode": ("row",),
+                                  "method": ("row",), "label": ("row",)},
+    "fig5_table3_sparseness": {"score": ("row", "sparseness", "metric", "fold"), "drop": ("row", "sparseness"),
+                               "paper_drop": ("row", "sparseness"), "paper_nmi": ("row", "sparseness"),
+                               "status": ("row",)},
+    "fig6_components": {"score": ("variant", "sparseness", "metric", "fold"),
+                        "paper_nmi": ("variant", "sparseness"), "status": ("variant",)},
+    "fig8_parameters": {"score_tau": ("tau", "metric", "fold"), "score_phi": ("phi", "metric", "fold"),
+                        "paper_nmi_tau": ("tau",), "paper_nmi_phi": ("phi",)},
+    "table4_hierarchy_depth": {"score": ("n_layers", "metric", "fold"), "paper": ("n_layers", "metric")},
+    "table5_abstractness": {"score": ("dataset", "structure", "metric", "fold"),
+                            "paper": ("dataset", "structure", "metric")},
+    "table6_8_completion": {"score": ("dataset", "row", "measure", "N", "fold"),
+                            "paper": ("dataset", "row", "measure", "N"), "status": ("dataset", "row"),
+                            "reason": ("dataset", "row")},
+    "fig4_7_9_examples": {"member_tags": ("figure", "cluster", "member"),
+                          "member_consistent": ("figure", "cluster", "member"),
+                          "cluster_purity": ("figure", "cluster"), "scores": ("figure", "metric"),
+                          "observed_tags": ("example_dataset", "example"),
+                          "hidden_tags": ("example_dataset", "example"),
+                          "predicted_tags": ("example_dataset", "example"), "hits": ("example_dataset", "example"),
+                          "coverage3": ("example_dataset",)},
+}

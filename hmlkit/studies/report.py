@@ -1,0 +1,107 @@
+"""``results/REPORT.md``: for every study, the paper's claims and whether our run reproduces them."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .claims import FAILS, HOLDS, UNCHECKED, evaluate
+from .profiles import STUDIES
+
+_MARK = {HOLDS: "holds", FAILS: "**does not hold**", UNCHECKED: "not checked"}
+
+
+def _open(path):
+    import xarray as xr
+
+    with xr.open_dataset(path) as ds:
+        return ds.load()
+
+
+def _not_implemented(ds):
+    """(label, reason) of rows that were not measured."""
+    if "status" not in ds.variables:
+        return []
+    st = ds["status"]
+    out = []
+    labels = ds["label"] if "label" in ds.coords else None
+    for idx in np.ndindex(st.shape):
+        s = str(st.values[idx])
+        if s == "measured":
+            continue
+        sel = {d: i for d, i in zip(st.dims, idx)}
+        name = " / ".join(str(st[d].values[i]) for d, i in sel.items())
+        if labels is not None and "row" in sel:
+            name = f"{name} ({labels.values[sel['row']]})"
+        why = str(ds["reason"].values[idx]) if "reason" in ds.variables else ""
+        out.append((name, s, why))
+    return out
+
+
+def study_section(name, results_dir, figures_dir=None):
+    """Markdown for one study, and its claim results."""
+    path = Path(results_dir) / f"{name}.nc"
+    lines = [f"## {name}", ""]
+    if not path.exists():
+        lines += [f"No result: `{path}` missing (study not run or failed).", ""]
+        return lines, []
+    ds = _open(path)
+    attrs = ds.attrs
+    lines.append(f"Profile `{attrs.get('profile', '?')}`, seed {attrs.get('seed', '?')}, "
+                 f"{attrs.get('duration_s', '?')} s, commit `{attrs.get('git_commit', '?')}`.")
+    lines.append("")
+    results = evaluate(name, ds)
+    lines += ["| claim (paper) | verdict | our numbers |", "|---|---|---|"]
+    for r in results:
+        lines.append(f"| {r.text} | {_MARK[r.verdict]} | {r.detail.replace('|', '/')} |")
+    lines.append("")
+    ni = _not_implemented(ds)
+    if ni:
+        lines.append(f"Rows not measured ({len(ni)}):")
+        lines.append("")
+        for what, status, why in ni:
+            lines.append(f"- {what}: {status}" + (f" ({why})" if why else ""))
+        lines.append("")
+    fig = Path(figures_dir) / f"{name}.png" if figures_dir else Path(attrs.get("figure", ""))
+    if fig and Path(fig).exists():
+        rel = os.path.relpath(Path(fig).resolve(), Path(results_dir).resolve())
+        lines += [f"![{name}]({rel})", ""]
+    return lines, results
+
+
+def write_report(results_dir="results", figures_dir="figures", names=STUDIES, path=None):
+    """Write ``results_dir/REPORT.md`` from the ``.nc`` files found; returns (path, claim results)."""
+    from ..study_io import _atomic_target
+
+    body, allres = [], []
+    for name in names:
+        lines, res = study_section(name, results_dir, figures_dir)
+        body += lines
+        allres += res
+    counts = {v: sum(r.verdict == v for r in allres) for v in (HOLDS, FAILS, UNCHECKED)}
+    head = ["# HML-RF paper studies: our numbers beside the paper's", "",
+            "Each claim below is one the paper makes in Section 4; the verdict is judged on our run "
+            "(`hmlkit.studies.claims`). A claim that does not hold on our data is reported as such. "
+            "Data are the kit's synthetic `trecvid` / `nuswide` profiles unless a study says otherwise.", "",
+            f"Claims: {counts[HOLDS]} hold, {counts[FAILS]} do not hold, {counts[UNCHECKED]} not checked "
+            "(methods not implemented or not run).", ""]
+    if allres:
+        head += ["| study | claim | verdict |", "|---|---|---|"]
+        head += [f"| {r.study} | {r.text} | {_MARK[r.verdict]} |" for r in allres]
+        head.append("")
+    text = "\n".join(head + body) + "\n"
+    out = Path(path) if path else Path(results_dir) / "REPORT.md"
+    out, tmp = _atomic_target(out)
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return out, allres
+
+
+def claims_json(results):
+    return json.dumps([r.__dict__ for r in results], indent=1)

@@ -1,0 +1,171 @@
+"""Regenerate the skeletons of the study notebooks (outputs cleared).
+
+    python studies/_build_notebooks.py
+
+Each notebook: a markdown header, a ``parameters`` cell (papermill), a validation cell
+(``hmlkit.study.setup``: fails at once on a bad parameter), then short cells calling
+``hmlkit.study``. Edit here, not in the .ipynb files, to keep the set uniform.
+"""
+from pathlib import Path
+
+import nbformat as nbf
+
+HERE = Path(__file__).resolve().parent
+
+COMMON = '''profile = "quick"        # quick | standard | paper
+seed = 0
+results_dir = "results"
+figures_dir = "figures"
+folds = None             # repeats with seeds seed, seed+1, ... (None: the profile's)
+n_estimators = None      # tau (None: the profile's; paper 1000)
+min_samples_leaf = None  # phi (None: the profile's; paper 3)
+n_jobs = 1
+'''
+SETUP_ARGS = ("profile, seed, results_dir, figures_dir, folds=folds, n_estimators=n_estimators, "
+              "min_samples_leaf=min_samples_leaf, n_jobs=n_jobs")
+
+NB = {
+    "table1_trecvid_clustering": dict(
+        title="Table 1: clustering methods on TRECVID MED 2011 (synthetic `trecvid` profile)",
+        params='dataset = "trecvid"       # synthetic profile name or a data path with groups\n'
+               'n_samples = None\nmethods = None           # None: every row of Table 1; or a list of method keys\n',
+        setup='dataset=dataset, methods=methods, n_samples=n_samples, allowed_methods=study.TABLE1_KEYS',
+        body=['data = study.load_data(dataset, cfg, n_samples=cfg["n_samples"], random_state=seed, groups=True)\ndata',
+              'ds = study.clustering_grid(data, study.filter_rows(pv.TABLE1, cfg.methods), cfg)',
+              'study.side_by_side(ds)',
+              'fig = study.plot_clustering_table(ds, "Table 1: TRECVID clustering")'],
+    ),
+    "table2_nuswide_clustering": dict(
+        title="Table 2: clustering methods on NUS-WIDE (synthetic `nuswide` profile, 2 estimated tag layers)",
+        params='dataset = "nuswide"\nn_samples = None\nn_tags = None\nn_layers = 2             # estimated hierarchy (Sec 4.1)\nmethods = None\n',
+        setup='dataset=dataset, methods=methods, n_samples=n_samples, n_tags=n_tags, n_layers=n_layers, '
+              'allowed_methods=study.TABLE2_KEYS',
+        body=['data = study.load_data(dataset, cfg, n_samples=cfg["n_samples"], n_tags=cfg["n_tags"], random_state=seed, groups=True)\n'
+              'data = study.with_layers(data, cfg["n_layers"], random_state=seed)\ndata',
+              'ds = study.clustering_grid(data, study.filter_rows(pv.TABLE2, cfg.methods), cfg)',
+              'study.side_by_side(ds)',
+              'fig = study.plot_clustering_table(ds, "Table 2: NUS-WIDE clustering")'],
+    ),
+    "fig5_table3_sparseness": dict(
+        title="Fig 5 and Table 3: robustness to tag sparseness (TRECVID, ViFeat&BiTag input)",
+        params='dataset = "trecvid"\nn_samples = None\nsparseness = None        # tag removal rates in [0, 1) (None: 0, 10, ..., 50%)\nmethods = None\n',
+        setup='dataset=dataset, methods=methods, n_samples=n_samples, sparseness=sparseness, '
+              'allowed_methods=study.TABLE3_KEYS',
+        body=['data = study.load_data(dataset, cfg, n_samples=cfg["n_samples"], random_state=seed, groups=True)\ndata',
+              'ds = study.sparseness_study(data, cfg)',
+              'ds[["drop", "paper_drop"]].to_dataframe().unstack("sparseness").round(3)',
+              'fig = study.plot_sparseness(ds)'],
+    ),
+    "fig6_components": dict(
+        title="Fig 6: HML-RF components: FlatTags (Eq. 4), NoCorr (Eq. 5), full (Eq. 5-9), vs tag sparseness",
+        params='dataset = "trecvid"\nn_samples = None\nsparseness = None\nmethods = None           # subset of flattags, nocorr, hmlrf\n',
+        setup='dataset=dataset, methods=methods, n_samples=n_samples, sparseness=sparseness, '
+              'allowed_methods=list(study.VARIANTS)',
+        body=['data = study.load_data(dataset, cfg, n_samples=cfg["n_samples"], random_state=seed, groups=True)\ndata',
+              'ds = study.components_study(data, cfg)',
+              'study.side_by_side(ds.sel(metric="nmi"), paper="paper_nmi", index=("variant",))',
+              'fig = study.plot_components(ds)'],
+    ),
+    "fig8_parameters": dict(
+        title="Fig 8: HML-RF sensitivity to forest size tau and leaf size phi (TRECVID)",
+        params='dataset = "trecvid"\nn_samples = None\ntaus = None              # forest sizes (None: the profile\'s)\nphis = None              # leaf sizes\n',
+        setup='dataset=dataset, n_samples=n_samples, taus=taus, phis=phis',
+        body=['data = study.load_data(dataset, cfg, n_samples=cfg["n_samples"], random_state=seed, groups=True)\ndata',
+              'ds = study.tau_phi_grid(data, cfg["taus"], cfg["phis"], cfg)',
+              'ds["score_tau"].sel(metric="nmi").mean("fold").to_series().round(3), ds["score_phi"].sel(metric="nmi").mean("fold").to_series().round(3)',
+              'fig = study.plot_parameters(ds)'],
+    ),
+    "table4_hierarchy_depth": dict(
+        title="Table 4: number of estimated tag layers (NUS-WIDE)",
+        params='dataset = "nuswide"\nn_samples = None\nn_tags = None\nn_layers = None          # layer counts to try (None: 2..7)\n',
+        setup='dataset=dataset, n_samples=n_samples, n_tags=n_tags, n_layers=n_layers',
+        body=['data = study.load_data(dataset, cfg, n_samples=cfg["n_samples"], n_tags=cfg["n_tags"], random_state=seed, groups=True)\ndata',
+              'ds = study.depth_study(data, cfg)',
+              'study.side_by_side(ds, index=("n_layers",))',
+              'fig = study.plot_metric_table(ds, "n_layers", "Table 4: HML-RF vs tag layers (NUS-WIDE)")'],
+    ),
+    "table5_abstractness": dict(
+        title="Table 5: tag abstractness: 1-layer most-specific tags vs 2-layer hierarchy",
+        params='datasets = ["trecvid", "nuswide"]\n',
+        setup='datasets=datasets',
+        body=['data = {study.dataset_name(d): study.with_layers(study.load_data(d, cfg, random_state=seed, groups=True), 2, random_state=seed)\n'
+              '        for d in cfg.datasets}\ndata',
+              'ds = study.abstractness_study(data, cfg)',
+              'study.side_by_side(ds, index=("dataset", "structure"))',
+              'fig = study.plot_abstractness(ds)'],
+    ),
+    "table6_8_completion": dict(
+        title="Tables 6, 7, 8: missing-tag completion (AP@N, AR@N, Coverage@N)",
+        params='datasets = ["trecvid", "nuswide"]   # profile names or data paths (e.g. the Corel16k ARFF)\n'
+               'dataset = None           # a single data set, overrides datasets\n'
+               'hidden_fraction = None   # share of tags hidden as ground truth (paper: 0.4)\nmethods = None\n',
+        setup='datasets=[dataset] if dataset is not None else datasets, methods=methods, hidden_fraction=hidden_fraction, '
+              'allowed_methods=study.COMPLETION_KEYS',
+        body=['data = {study.dataset_name(d): study.with_layers(study.load_data(d, cfg, random_state=seed), 2, random_state=seed)\n'
+              '        for d in cfg.datasets}\ndata',
+              'rows = [r for r in pv.COMPLETION_ROWS if cfg.methods is None or r[0] in cfg.methods]\n'
+              'ds = study.completion_grid(data, rows, cfg, hidden_fraction=cfg["hidden_fraction"])',
+              'study.side_by_side(ds.sel(N=[1, 3, 5]), index=("dataset", "row"))',
+              'fig = study.plot_completion(ds)'],
+    ),
+    "fig4_7_9_examples": dict(
+        title="Figs 4, 7, 9: example clusters (NUS-WIDE; TRECVID at 50% sparseness) and tag completions",
+        params='n_clusters_shown = None\nn_members_shown = None\nn_examples = None\n',
+        setup='n_clusters_shown=n_clusters_shown, n_members_shown=n_members_shown, n_examples=n_examples',
+        body=['ds = study.examples_study(cfg)',
+              'ds[["observed_tags", "hidden_tags", "predicted_tags", "hits"]].to_dataframe()',
+              'fig = study.plot_examples(ds)'],
+    ),
+}
+
+
+def build(name, spec):
+    nb = nbf.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    cells = [nbf.v4.new_markdown_cell(
+        f"# {spec['title']}\n\nReproduces the HML-RF paper (Wang, Zhu, Gong), Section 4. Run by "
+        f"`python -m hmlkit.studies run {name} --profile quick|standard|paper`; writes "
+        f"`results/{name}.nc` and `figures/{name}.png`. Our numbers stand beside the paper's; "
+        "methods the kit lacks are rows marked *not implemented*.")]
+    p = nbf.v4.new_code_cell(COMMON + spec["params"])
+    p.metadata["tags"] = ["parameters"]
+    cells.append(p)
+    cells.append(nbf.v4.new_code_cell(
+        "from hmlkit import study\nfrom hmlkit.studies import paper_values as pv\n\n"
+        f'cfg = study.setup("{name}", {SETUP_ARGS},\n                  {spec["setup"]})\ncfg'))
+    cells += [nbf.v4.new_code_cell(c) for c in spec["body"]]
+    cells.append(nbf.v4.new_code_cell("study.save(ds, fig, cfg)"))
+    cells.append(nbf.v4.new_markdown_cell("## The paper's claims, judged on this run"))
+    cells.append(nbf.v4.new_code_cell("study.show_claims(ds, cfg.name)"))
+    nb.cells = cells
+    return nb
+
+
+def main():
+    for name, spec in NB.items():
+        nbf.write(build(name, spec), HERE / f"{name}.ipynb")
+        print("wrote", name)
+    nbf.write(build_explore(), HERE / "explore.ipynb")
+    print("wrote explore")
+
+
+def build_explore():
+    nb = nbf.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    p = nbf.v4.new_code_cell('profile = "quick"\nseed = 0\nn_samples = None\nn_jobs = 1\n')
+    p.metadata["tags"] = ["parameters"]
+    nb.cells = [
+        nbf.v4.new_markdown_cell(
+            "# Explore HML-RF interactively\n\nChange any control: the clustering re-runs and the scores and "
+            "plot update. `profile` sets the data size (quick: small, fast)."),
+        p,
+        nbf.v4.new_code_cell("from hmlkit.studies.profiles import check_profile\ncheck_profile(profile)\n"
+                             "from hmlkit.widgets import ExplorePanel\n\n"
+                             "panel = ExplorePanel(profile=profile, seed=seed, n_samples=n_samples, n_jobs=n_jobs)\npanel"),
+        nbf.v4.new_code_cell("# the history of runs as a table\nimport pandas as pd\npd.DataFrame(panel.history)"),
+    ]
+    return nb
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+"""Study infrastructure: paper values, parameter validation, grids, claims, report, atomic saves."""
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import xarray as xr
+
+from hmlkit import study
+from hmlkit.data import TaggedData
+from hmlkit.studies import claims, paper_values as pv, report
+from hmlkit.studies.__main__ import main as cli
+from hmlkit.studies.profiles import STUDIES, settings
+
+
+def toy(n=120, k=3, m=18, d=12, seed=0):
+    """Groups -> tags (one abstract tag per group + specific tags) -> noisy features."""
+    rng = np.random.default_rng(seed)
+    g = np.repeat(np.arange(k), n // k)
+    P = np.full((k, m), 0.03)
+    for c in range(k):
+        P[c, c] = 0.9
+        P[c, k + 3 * c:k + 3 * c + 3] = 0.5
+    Y = (rng.random((n, m)) < P[g]).astype(np.uint8)
+    X = (rng.normal(size=(k, d))[g] + 2.0 * rng.normal(size=(n, d))).astype(np.float32)
+    return TaggedData(X=X, Y=sp.csr_matrix(Y), layers=[np.arange(k), np.arange(k, m)], groups=g,
+                      Y_true=sp.csr_matrix(Y), name="toy")
+
+
+# ------------------------------------------------------------------ paper values
+def test_paper_tables_typed_consistently():
+    assert len(pv.TABLE1) == 29 and len(pv.TABLE2) == 28
+    for table in (pv.TABLE1, pv.TABLE2):
+        for mode, key, label, status, vals in table:
+            assert len(vals) == 5 and status in ("measured", "quoted")
+            assert all(math.isnan(v) or 0 <= v <= 1 for v in vals)
+    quoted = {(m, k) for m, k, _l, s, _v in pv.TABLE1 if s == "quoted"}
+    assert quoted == {("detscore", "kmeans"), ("detscore", "spclust"), ("detscore", "mmc"),
+                      ("detscore", "lmmc"), ("blm", "smmc"), ("blm", "fmmc")}
+    assert dict(((m, k), v) for m, k, _l, _s, v in pv.TABLE1)[("hml", "hmlrf")] == (0.94, 0.90, 0.98, 0.88, 0.87)
+    comp = pv.completion_table()
+    for ds in ("trecvid", "nuswide"):
+        assert len(comp[ds]) == 13
+        for key, row in comp[ds].items():
+            # Coverage@1 is AP@1 by definition: checks the column order of Tables 6-8
+            assert row["Coverage"][0] == row["AP"][0], (ds, key)
+    # Fig 5's derived HML-RF point at 50% agrees with the text's Fig 6 point (0.49)
+    assert abs(pv.fig5_points()[("hml", "hmlrf")][0.5] - pv.FIG6_POINTS["hmlrf"][0.5]) < 0.01
+    assert pv.TABLE4[5] == pv.TABLE4[7]
+
+
+# ------------------------------------------------------------------ bad parameters
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(profile="fast"), "unknown profile"),
+    (dict(methods=["nosuch"]), "unknown method"),
+    (dict(sparseness=[0.1, 1.0]), r"outside \[0, 1\)"),
+    (dict(sparseness=[-0.1]), r"outside \[0, 1\)"),
+    (dict(dataset="no/such/data_dir"), "not found"),
+    (dict(n_estimators=0), "n_estimators"),
+    (dict(folds=-1), "folds"),
+])
+def test_setup_rejects_bad_parameters(kwargs, match):
+    kw = dict(profile="quick", allowed_methods=study.TABLE3_KEYS)
+    kw.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        study.setup("fig5_table3_sparseness", **kw)
+
+
+def test_setup_fills_profile_values():
+    cfg = study.setup("fig6_components", "paper", sparseness=None)
+    assert (cfg.n_estimators, cfg.min_samples_leaf, cfg.folds) == (1000, 3, 10)
+    assert cfg["sparseness"] == settings("fig6_components", "paper")["sparseness"]
+    with pytest.raises(ValueError, match="unknown study"):
+        study.setup("table9", "quick")
+
+
+def test_runner_and_cli_fail_fast(tmp_path):
+    from hmlkit.studies.runner import run
+
+    with pytest.raises(ValueError, match="unknown study"):
+        run(["table9"], profile="quick", results_dir=tmp_path / "r")
+    with pytest.raises(ValueError, match="unknown profile"):
+        run(["table5_abstractness"], profile="huge", results_dir=tmp_path / "r")
+    assert not (tmp_path / "r").exists()  # nothing started
+    assert cli(["run", "table9", "--profile", "quick", "--results-dir", str(tmp_path / "r")]) == 2
+    with pytest.raises(SystemExit):
+        cli(["run", "--profile", "huge"])
+
+
+# ------------------------------------------------------------------ grids
+def test_clustering_grid_marks_missing_methods_and_is_deterministic():
+    data = toy()
+    cfg = study.setup("table1_trecvid_clustering", "quick", folds=2, n_estimators=10)
+    rows = [r for r in pv.TABLE1 if r[1] in ("smmc", "hmlrf")]
+    ds = study.clustering_grid(data, rows, cfg, progress=False)
+    assert ds["score"].dims == ("row", "metric", "fold")
+    assert list(ds["row"].values) == ["blm/smmc", "hml/hmlrf"]
+    st = dict(zip(ds["row"].values, ds["status"].values))
+    assert st == {"blm/smmc": "not implemented", "hml/hmlrf": "measured"}
+    assert "not implemented" in str(ds["reason"].sel(row="blm/smmc").values)
+    assert np.isnan(ds["score"].sel(row="blm/smmc")).all()          # never the paper's numbers
+    assert ds["paper"].sel(row="blm/smmc", metric="nmi") == 0.84      # ... which sit beside
+    assert ds["paper_status"].sel(row="blm/smmc") == "quoted"
+    assert ds["score"].sel(row="hml/hmlrf", metric="nmi").min() > 0.5  # the toy groups are easy
+    again = study.clustering_grid(data, rows, cfg, progress=False)
+    xr.testing.assert_identical(ds, again)
+    table = study.side_by_side(ds)
+    assert list(table.index) == ["blm/smmc", "hml/hmlrf"]
+    assert table.loc["hml/hmlrf", ("nmi", "paper")] == 0.90
+
+
+# ------------------------------------------------------------------ claims
+def _table(nmi):
+    keys = list(nmi)
+    score = np.full((len(keys), 5, 1), np.nan)
+    for i, k in enumerate(keys):
+        score[i, 1, 0] = nmi[k]
+    status = ["measured" if np.isfinite(v) else "not implemented" for v in nmi.values()]
+    return xr.Dataset({"score": (("row", "metric", "fold"), score)},
+                      coords={"row": keys, "metric": list(study.METRICS), "fold": [0],
+                              "status": ("row", status), "reason": ("row", [""] * len(keys)),
+                              "label": ("row", keys), "mode": ("row", [k.split("/")[0] for k in keys])})
+
+
+def test_claim_verdicts():
+    f = lambda ds: {r.id: r.verdict for r in claims.evaluate("table1_trecvid_clustering", ds)}
+    assert f(_table({"bitag/kmeans": 0.5, "hml/hmlrf": 0.8}))["T1-best"] == claims.HOLDS
+    assert f(_table({"bitag/kmeans": 0.9, "hml/hmlrf": 0.8}))["T1-best"] == claims.FAILS
+    assert f(_table({"bitag/kmeans": np.nan, "hml/hmlrf": 0.8}))["T1-best"] == claims.UNCHECKED
+    v = f(_table({"vifeat/kmeans": 0.2, "bitag/kmeans": 0.5, "vifeat/spclust": 0.3, "bitag/spclust": 0.5,
+                  "vifeat/mmc": 0.2, "bitag/mmc": 0.6, "hml/hmlrf": 0.8}))
+    assert v["T1-tags"] == claims.HOLDS  # 2 of 3 methods double their NMI
+    # Table 4 saturation
+    sc = np.zeros((6, 5, 1))
+    sc[:, 1, 0] = [0.60, 0.62, 0.64, 0.66, 0.665, 0.70]
+    ds = xr.Dataset({"score": (("n_layers", "metric", "fold"), sc)},
+                    coords={"n_layers": [2, 3, 4, 5, 6, 7], "metric": list(study.METRICS), "fold": [0]})
+    res = {r.id: r for r in claims.evaluate("table4_hierarchy_depth", ds)}
+    assert res["T4-more"].verdict == claims.HOLDS
+    assert res["T4-saturate"].verdict == claims.FAILS and "0.040" in res["T4-saturate"].detail
+    assert set(claims.CLAIMS) == set(STUDIES)
+
+
+# ------------------------------------------------------------------ save, report, atomicity
+def test_save_report_and_atomicity(tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    data = toy()
+    cfg = study.setup("table1_trecvid_clustering", "quick", results_dir=str(tmp_path / "results"),
+                      figures_dir=str(tmp_path / "figures"), n_estimators=8)
+    rows = [r for r in pv.TABLE1 if r[1] in ("hmlrf", "fmmc")]
+    ds = study.clustering_grid(data, rows, cfg, progress=False)
+    fig = study.plot_clustering_table(ds, "toy")
+    nc, png = study.save(ds, fig, cfg, data)
+    back = xr.open_dataset(nc)
+    assert back.attrs["study"] == "table1_trecvid_clustering"
+    assert json.loads(back.attrs["parameters"])["n_estimators"] == 8
+    np.testing.assert_array_equal(back["score"].values, ds["score"].values)
+    back.close()
+    before = (nc.read_bytes(), png.read_bytes())
+    bad = ds.assign(score=ds["score"]).copy()
+    bad.attrs["unwritable"] = {"a": object()}  # netCDF cannot store it: the write fails
+    import matplotlib.pyplot as plt
+
+    other_fig = plt.figure()
+    other_fig.gca().plot([0, 1], [1, 0])
+    with pytest.raises(Exception):
+        study.save(bad, other_fig, cfg)
+    assert (nc.read_bytes(), png.read_bytes()) == before  # both previous files intact
+    assert not [p for p in nc.parent.iterdir() if p.name.startswith(".")]  # no temp left behind
+    path, res = report.write_report(tmp_path / "results", tmp_path / "figures", names=["table1_trecvid_clustering"])
+    text = path.read_text()
+    assert "HML-RF has the best NMI in Table 1" in text and "not checked" in text
+    assert "../figures/table1_trecvid_clustering.png" in text
+    assert "F-MMC" in text and "not implemented" in text

@@ -1,0 +1,110 @@
+"""Every study notebook under papermill in the quick profile (one shared run), its .nc against
+the documented schema, REPORT.md, atomic results on failure, identical numbers on rerun."""
+import hashlib
+import time
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import hmlkit.data
+from hmlkit.studies.profiles import RESULT_SCHEMA, STUDIES
+from hmlkit.studies.runner import run
+
+pytest.importorskip("papermill")
+if not hasattr(hmlkit.data, "make_synthetic"):  # the synthetic profiles are part of the core
+    pytest.skip("hmlkit.data.make_synthetic not available yet", allow_module_level=True)
+
+ALL = list(STUDIES) + ["explore"]
+
+
+@pytest.fixture(scope="session")
+def quick_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("studies")
+    t0 = time.time()
+    res = run(ALL, profile="quick", jobs=2, results_dir=out / "results", figures_dir=out / "figures",
+              log=lambda *a: None)
+    return out, {r.name: r for r in res}, time.time() - t0
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_notebook_runs_in_quick_profile(quick_run, name):
+    out, res, _ = quick_run
+    assert res[name].ok, res[name].error
+    assert (out / "results" / "executed" / f"{name}.ipynb").exists()
+
+
+@pytest.mark.parametrize("name", STUDIES)
+def test_result_has_documented_dims(quick_run, name):
+    out, res, _ = quick_run
+    with xr.open_dataset(out / "results" / f"{name}.nc") as ds:
+        for var, dims in RESULT_SCHEMA[name].items():
+            assert var in ds.variables, f"{name}: {var} missing"
+            assert ds[var].dims == dims, f"{name}: {var} has dims {ds[var].dims}, documented {dims}"
+        for dim in ds.dims:
+            assert dim in ds.coords, f"{name}: dim {dim} has no coordinate"
+        assert ds.attrs["profile"] == "quick" and ds.attrs["study"] == name
+        assert "parameters" in ds.attrs and "git_commit" in ds.attrs and "duration_s" in ds.attrs
+    assert (out / "figures" / f"{name}.png").stat().st_size > 1000
+
+
+def test_report_lists_every_study(quick_run):
+    out, _, _ = quick_run
+    text = (out / "results" / "REPORT.md").read_text()
+    for name in STUDIES:
+        assert f"## {name}" in text
+    assert "Claims:" in text and "Table 4 saturates from 5 layers" in text
+
+
+def _digest(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_failed_run_keeps_previous_results_and_rerun_is_identical(quick_run, tmp_path):
+    out, _, _ = quick_run
+    name = "table5_abstractness"
+    nc, png = out / "results" / f"{name}.nc", out / "figures" / f"{name}.png"
+    with xr.open_dataset(nc) as ds:
+        before = ds.load()
+    digests = (_digest(nc), _digest(png))
+    # a data set that exists but is not data: validation passes, the run fails while loading
+    bogus = tmp_path / "not_data.arff"
+    bogus.write_text("this is not an ARFF file\n")
+    bad = run([name], profile="quick", results_dir=out / "results", figures_dir=out / "figures",
+              executed_dir=tmp_path, parameters={"datasets": [str(bogus)]}, report=False, log=lambda *a: None)
+    assert not bad[0].ok
+    assert (_digest(nc), _digest(png)) == digests
+    # a bad parameter fails at once, in the validation cell
+    t0 = time.time()
+    bad = run([name], profile="quick", results_dir=out / "results", figures_dir=out / "figures",
+              executed_dir=tmp_path, parameters={"datasets": ["no/such/dir"]}, report=False, log=lambda *a: None)
+    assert not bad[0].ok and "not found" in bad[0].error
+    assert (_digest(nc), _digest(png)) == digests
+    # rerun with the same parameters: identical numbers
+    again = run([name], profile="quick", results_dir=out / "results", figures_dir=out / "figures",
+                executed_dir=tmp_path, report=False, log=lambda *a: None)
+    assert again[0].ok
+    with xr.open_dataset(nc) as ds:
+        xr.testing.assert_equal(ds[list(ds.data_vars)].load(), before[list(before.data_vars)])
+
+
+def test_completion_runs_on_corel16k(tmp_path):
+    from hmlkit._paths import corel16k_path
+
+    path = corel16k_path()
+    if not path.exists():
+        pytest.skip("shared Corel16k data not present")
+    res = run(["table6_8_completion"], profile="quick", results_dir=tmp_path / "results",
+              figures_dir=tmp_path / "figures", report=False, log=lambda *a: None,
+              parameters={"dataset": str(path), "methods": ["hmlrf_am", "hmlrf_ln", "hmlrf_gc", "cca_gc"]})
+    assert res[0].ok, res[0].error
+    with xr.open_dataset(tmp_path / "results" / "table6_8_completion.nc") as ds:
+        assert list(ds["dataset"].values) == [path.stem]
+        st = ds["status"].sel(dataset=path.stem)
+        assert st.sel(row="hmlrf_am") == "measured" and st.sel(row="hmlrf_ln") == "measured"
+        for row in ("hmlrf_gc", "cca_gc"):  # clustering-dependent rows say why they are empty
+            assert st.sel(row=row) == "not applicable"
+            assert "no ground-truth groups" in str(ds["reason"].sel(dataset=path.stem, row=row).values)
+        ap1 = float(ds["score"].sel(dataset=path.stem, row="hmlrf_am", measure="AP", N=1).mean())
+        assert 0.0 < ap1 <= 1.0
+        assert np.isnan(ds["paper"].sel(dataset=path.stem)).all()  # the paper has no Corel numbers

@@ -1,0 +1,49 @@
+"""The explore panel: set widget values programmatically, the scores and figure follow."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+pytest.importorskip("ipywidgets")
+
+from hmlkit.widgets import ExplorePanel  # noqa: E402
+
+from test_studies_core import toy  # noqa: E402
+
+
+def test_panel_callbacks_update_scores_and_plot():
+    panel = ExplorePanel(data=toy(n=90), n_estimators=6)
+    first = panel.update()
+    assert set(first) == {"purity", "nmi", "ri", "f1", "ari"} and panel.n_updates == 1
+    fig1 = panel.figure
+    panel.tau.value = 2                      # the observer re-runs at once
+    assert panel.n_updates == 2 and panel.history[-1]["tau"] == 2
+    assert panel.figure is not fig1
+    assert len(panel.figure.axes[1].lines[0].get_xdata()) == 2   # NMI of both runs plotted
+    panel.correlations.value = False
+    panel.hierarchy.value = False
+    assert panel.n_updates == 4
+    assert panel.history[-1]["correlations"] is False and panel.history[-1]["hierarchy"] is False
+    panel.phi.value = 1
+    assert panel.history[-1]["phi"] == 1
+    # the same settings give the same scores (seeded)
+    panel.phi.value = 3
+    panel.correlations.value = True
+    panel.hierarchy.value = True
+    panel.tau.value = 6
+    assert panel.history[-1]["nmi"] == pytest.approx(first["nmi"])
+    assert "<td>" in panel.table.value
+
+
+def test_panel_reports_errors_without_breaking():
+    panel = ExplorePanel(data=toy(n=90), n_estimators=4)
+    panel.update()
+    n = panel.n_updates
+    panel.method.options = list(panel.method.options) + [("missing", ("nosuch", "bitag"))]
+    panel.method.value = ("nosuch", "bitag")
+    assert panel.error and "not implemented" in panel.error
+    assert panel.n_updates == n and "crimson" in panel.status.value
+    panel.method.value = ("hmlrf", "hml")
+    assert panel.error is None and panel.n_updates == n + 1
