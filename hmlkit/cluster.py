@@ -30,8 +30,11 @@ def spectral_from_graph(W, n_clusters, random_state=None):
     if (deg == 0).any():
         W = W + sp.diags((deg == 0).astype(np.float64) * 1e-8)
     seed = None if random_state is None else int(np.random.RandomState(random_state).randint(2**31 - 1))
+    # Large graphs: LOBPCG, not ARPACK, whose shift-invert factorises the
+    # Laplacian (17.5k-node kNN graph: 503 s against 3.4 s, same NMI).
+    solver = "lobpcg" if n >= 5000 else "arpack"
     sc = SpectralClustering(n_clusters=n_clusters, affinity="precomputed", random_state=seed,
-                            assign_labels="kmeans", n_init=10)
+                            assign_labels="kmeans", n_init=10, eigen_solver=solver)
     with warnings.catch_warnings():
         # sklearn warns when the kNN graph has several components; the
         # embedding is still valid (components separate), so keep output quiet.
