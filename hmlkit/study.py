@@ -545,6 +545,14 @@ def completion_scores_for(key, observed, n_clusters, seed, cfg):
     return np.asarray(est.predict_scores(), dtype=float)
 
 
+def _gc_clusters(cfg):
+    try:
+        k = cfg["gc_clusters"]
+    except (KeyError, AttributeError):
+        return None
+    return None if k is None else int(k)
+
+
 def completion_grid(datasets, rows, cfg, hidden_fraction=0.4, progress=True):
     """Tables 6-8: every completion row x data set x fold.
 
@@ -576,7 +584,10 @@ def completion_grid(datasets, rows, cfg, hidden_fraction=0.4, progress=True):
                     continue
                 t0 = time.time()
                 try:
-                    sc = completion_scores_for(key, observed, data.n_groups, s, cfg)
+                    # GC rows need a cluster count: the ground-truth one when the data
+                    # set has groups, else the study's ``gc_clusters``
+                    k = data.n_groups if data.n_groups is not None else _gc_clusters(cfg)
+                    sc = completion_scores_for(key, observed, k, s, cfg)
                     res = completion_scores(sc, observed.Y, hidden, N=NS)
                     for c, meas in enumerate(MEASURES):
                         score[a, b, c, :, f] = [res[f"{meas}@{n}"] for n in NS]

@@ -98,8 +98,11 @@ NB = {
         title="Tables 6, 7, 8: missing-tag completion (AP@N, AR@N, Coverage@N)",
         params='datasets = ["trecvid", "nuswide"]   # profile names or data paths (e.g. the Corel16k ARFF)\n'
                'dataset = None           # a single data set, overrides datasets\n'
-               'hidden_fraction = None   # share of tags hidden as ground truth (paper: 0.4)\nmethods = None\n',
+               'hidden_fraction = None   # share of tags hidden as ground truth (paper: 0.4)\n'
+               'gc_clusters = None       # clusters of the GC rows on data without ground-truth groups\n'
+               'methods = None\n',
         setup='datasets=[dataset] if dataset is not None else datasets, methods=methods, hidden_fraction=hidden_fraction, '
+              'gc_clusters=gc_clusters, '
               'allowed_methods=study.COMPLETION_KEYS',
         body=['data = {study.dataset_name(d): study.with_layers(study.load_data(d, cfg, random_state=seed), 2, random_state=seed)\n'
               '        for d in cfg.datasets}\ndata',
