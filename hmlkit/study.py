@@ -1059,7 +1059,7 @@ def save(ds, fig, cfg, data=None):
     temporary file is renamed into place. A run that fails or is interrupted before or
     during this call leaves the previous ``.nc`` and ``.png`` intact."""
     import hmlkit
-    from .study_io import _atomic_target, save_figure_atomic
+    from .study_io import atomic_path, save_figure_atomic
 
     ds = ds.copy()
     ds.attrs.update(cfg.as_attrs())
@@ -1069,14 +1069,10 @@ def save(ds, fig, cfg, data=None):
                      "figure": f"{cfg.figures_dir}/{cfg.name}.png"})
     if data is not None:
         ds.attrs["data"] = json.dumps(data.summary() if hasattr(data, "summary") else data, default=_jsonable)
-    nc_path, tmp = _atomic_target(f"{cfg.results_dir}/{cfg.name}.nc")
-    try:
+    nc_path = Path(f"{cfg.results_dir}/{cfg.name}.nc")
+    with atomic_path(nc_path) as tmp:  # renamed only after the figure is saved
         ds.to_netcdf(tmp)
         fig_path = save_figure_atomic(fig, f"{cfg.figures_dir}/{cfg.name}.png")
-        os.replace(tmp, nc_path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
     return nc_path, fig_path
 
 

@@ -73,7 +73,7 @@ def study_section(name, results_dir, figures_dir=None):
 
 def write_report(results_dir="results", figures_dir="figures", names=STUDIES, path=None):
     """Write ``results_dir/REPORT.md`` from the ``.nc`` files found; returns (path, claim results)."""
-    from ..study_io import _atomic_target
+    from ..study_io import write_text_atomic
 
     body, allres = [], []
     for name in names:
@@ -93,13 +93,7 @@ def write_report(results_dir="results", figures_dir="figures", names=STUDIES, pa
         head.append("")
     text = "\n".join(head + body) + "\n"
     out = Path(path) if path else Path(results_dir) / "REPORT.md"
-    out, tmp = _atomic_target(out)
-    try:
-        tmp.write_text(text)
-        os.replace(tmp, out)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    write_text_atomic(text, out)
     return out, allres
 
 
