@@ -121,6 +121,31 @@ def test_bootstrap_option():
     np.testing.assert_array_equal(f.train_leaves_, f.apply(X))
 
 
+@pytest.mark.parametrize("hierarchy", [True, False])
+def test_bootstrap_duplicates_grow_the_tree_of_repeated_rows(hierarchy):
+    """A bootstrap sample drawing a sample several times grows the same tree
+    as the data with those rows physically repeated (duplicates bring their
+    tags once per draw; the node buffers are sized for it)."""
+    from hmlkit.forest import _builder
+    from hmlkit.forest._tagdata import build_tag_arrays
+
+    X, Y, layers, _ = _blobs(n=60, seed=3, untagged=0.1)
+    Y[:5] = 1  # heavily tagged samples, drawn many times below
+    layers = layers if hierarchy else [np.arange(7)]
+    rng = np.random.default_rng(0)
+    bag = np.sort(np.concatenate([np.repeat(np.arange(5), 12), rng.integers(0, 60, 60)])).astype(np.int64)
+    out = []
+    for Xs, Ys, samples in ((X, Y, bag.copy()), (X[bag], Y[bag], np.arange(len(bag), dtype=np.int64))):
+        tags = build_tag_arrays(sp.csr_matrix(Ys), layers)
+        assert _builder.tag_entries(samples, tags.ly_indptr) == Ys[samples].sum()
+        leaf = np.full(len(Xs), -1, np.int32)
+        state = np.array([12345], np.uint64)
+        out.append(_builder.grow_tree(Xs, _builder.dense_ranks(Xs), samples, *tags.kernel_args(), 1, 3, state, leaf))
+    for a, b in zip(out[0][:5], out[1][:5]):
+        np.testing.assert_array_equal(a, b)
+    assert out[0][5] == out[1][5] > 1
+
+
 @pytest.mark.parametrize(
     "mutate, msg",
     [

@@ -47,6 +47,25 @@ def test_split_search_matches_reference(seed, mode):
     assert g == pytest.approx(rg, rel=1e-9, abs=1e-12)
 
 
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("mode", ["flat", "soft"])
+def test_split_search_matches_reference_with_many_tags_per_sample(seed, mode):
+    """Dense tags: most samples have more tags than the sweep's fixed slots
+    (SLOTS_MAX), so the overflow path is exercised too."""
+    from hmlkit.forest._criterion import SLOTS_MAX
+
+    n_layers = 1 if mode == "flat" else 2
+    X, Y, layers, pos, neg = _case(50 + seed, n=60, d=5, m=4 * SLOTS_MAX, n_layers=n_layers, density=0.6,
+                                   untagged=0.1)
+    assert (Y.sum(1) > SLOTS_MAX).mean() > 0.5
+    features = np.arange(X.shape[1])
+    f, t, g, k = _kernel(X, Y, layers, pos, neg, mode == "soft", features, 2)
+    rf, rt, rg, rk = reference_best_split(X, np.arange(X.shape[0]), features, Y, layers, pos, neg, mode == "soft", 2)
+    assert (k, f) == (rk, rf)
+    assert np.float32(t) == np.float32(rt)
+    assert g == pytest.approx(rg, rel=1e-9, abs=1e-12)
+
+
 def test_soft_tags_change_the_split():
     """Soft tags must matter: the same data gives another gain with them."""
     X, Y, layers, pos, neg = _case(3, n=60, d=5, m=6, n_layers=2, untagged=0.5)

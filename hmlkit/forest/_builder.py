@@ -10,7 +10,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ._criterion import EPS_PURE, clear_counts, layer_parent_stats, sweep_hard, sweep_soft
+from ._criterion import (EPS_PURE, SLOTS_MAX, clear_counts, layer_parent_stats, node_layer_tags, sweep_hard,
+                         sweep_soft)
 from ._rng import rand_below
 
 
@@ -128,10 +129,11 @@ def _sort_keys(keys, N, kmin, kmax, order, tmp, cnt):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def eval_feature(X, R, f, samples, start, end, keys, order, tmp, cnt, k, soft_mode, imp_S, sumS, sumsqS, ly_indptr,
-                 ly_indices, layer_ptr, has_layer, soft_pos, soft_neg, cS, PS, MS, cL, PL, ML, min_leaf):
+def eval_feature(X, R, f, samples, start, end, keys, order, tmp, cnt, k, soft_mode, imp_S, sumS, sumsqS, layer_ptr,
+                 soft_pos, soft_neg, nptr, ntag, nrow, slots, K, cS, PS, MS, W, cL, PL, ML, min_leaf):
     """Best cut on feature f: (gain, threshold, n_left, rank of the first
-    right sample).
+    right sample). The node's tags are in node-local CSR form
+    (``node_layer_tags``).
 
     n_left is -1 when no cut leaves ``min_leaf`` samples on both sides, -2
     when the feature is constant on the node."""
@@ -148,23 +150,42 @@ def eval_feature(X, R, f, samples, start, end, keys, order, tmp, cnt, k, soft_mo
     if kmax <= kmin:
         return -1.0, np.float32(0.0), -2, np.uint32(0)  # constant on this node
     order = _sort_keys(keys, N, kmin, kmax, order, tmp, cnt)
+    off = layer_ptr[k]
+    lsz = layer_ptr[k + 1] - off
     if soft_mode:
-        gain, nl = sweep_soft(samples, start, end, order, keys, k, ly_indptr, ly_indices,
-                              layer_ptr, has_layer, soft_pos, soft_neg, PS, MS, cL, PL, ML, min_leaf, imp_S)
+        gain, nl = sweep_soft(N, order, keys, nptr, ntag, nrow, slots, K, off, lsz, soft_pos, soft_neg, PS, MS, W,
+                              PL, ML, min_leaf, imp_S)
     else:
-        gain, nl = sweep_hard(samples, start, end, order, keys, k, ly_indptr, ly_indices, cS, cL, min_leaf, imp_S,
-                              sumS, sumsqS)
+        gain, nl = sweep_hard(N, order, keys, nptr, ntag, slots, K, lsz, cS, cL, min_leaf, imp_S, sumS, sumsqS)
     if nl < 0:
         return -1.0, np.float32(0.0), -1, np.uint32(0)
     thr = _midpoint(X[samples[start + order[nl - 1]], f], X[samples[start + order[nl]], f])
     return gain, thr, nl, keys[order[nl]]
 
 
+@nb.njit(cache=True)
+def tag_entries(samples, ly_indptr):
+    """Tag entries of ``samples`` summed over all layers: the capacity the
+    node-local tag copy needs at the root. Counts a bootstrap duplicate once
+    per draw (a sample drawn three times brings its tags three times)."""
+    tot = 0
+    for k in range(ly_indptr.shape[0]):
+        for a in range(samples.shape[0]):
+            s = samples[a]
+            tot += ly_indptr[k, s + 1] - ly_indptr[k, s]
+    return tot
+
+
 @nb.njit(cache=True, error_model="numpy")
-def _workspace(n, max_layer):
+def _workspace(n, max_layer, n_tag_entries):
+    """keys, order, tmp, cnt (sorting); cS, PS, MS, W, cL, PL, ML (per-tag
+    statistics, with spare entries for the dummy tags); nptr, ntag, nrow, slots
+    (node-local tags)."""
+    m = max_layer + SLOTS_MAX
     return (np.empty(n, np.uint32), np.empty(n, np.int64), np.empty(n, np.int64), np.zeros(max(n, 256) + 1, np.int64),
-            np.zeros(max_layer, np.int64), np.zeros(max_layer, np.float64), np.zeros(max_layer, np.float64),
-            np.zeros(max_layer, np.int64), np.zeros(max_layer, np.float64), np.zeros(max_layer, np.float64))
+            np.zeros(m, np.int64), np.zeros(m, np.float64), np.zeros(m, np.float64), np.zeros(m, np.float64),
+            np.zeros(m, np.int64), np.zeros(m, np.float64), np.zeros(m, np.float64), np.empty(n + 1, np.int64),
+            np.empty(max(n_tag_entries, 1), np.int32), np.empty(n, np.int64), np.empty(n * SLOTS_MAX, np.int32))
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -180,18 +201,21 @@ def best_split_over(X, R, samples, features, n_layers, ly_indptr, ly_indices, la
     max_layer = 1
     for k in range(n_layers):
         max_layer = max(max_layer, layer_ptr[k + 1] - layer_ptr[k])
-    keys, order, tmp, cnt, cS, PS, MS, cL, PL, ML = _workspace(n, max_layer)
+    keys, order, tmp, cnt, cS, PS, MS, W, cL, PL, ML, nptr, ntag, nrow, slots = _workspace(
+        n, max_layer, tag_entries(samples, ly_indptr))
     k, soft_mode, imp, sumS, sumsq = target_layer(samples, 0, n, n_layers, ly_indptr, ly_indices, layer_ptr,
                                                   has_layer, soft_pos, soft_neg, use_soft, cS, PS, MS)
     if k < 0:
         return -1, np.float32(0.0), 0.0, -1
+    K = node_layer_tags(samples, 0, n, k, layer_ptr[k + 1] - layer_ptr[k], ly_indptr, ly_indices, has_layer, soft_mode,
+                        nptr, ntag, nrow, slots)
     best_gain = EPS_PURE
     best_f = -1
     best_t = np.float32(0.0)
     for f in features:
         gain, thr, nl, rc = eval_feature(X, R, f, samples, 0, n, keys, order, tmp, cnt, k, soft_mode, imp, sumS,
-                                         sumsq, ly_indptr, ly_indices, layer_ptr, has_layer, soft_pos, soft_neg, cS, PS,
-                                         MS, cL, PL, ML, min_leaf)
+                                         sumsq, layer_ptr, soft_pos, soft_neg, nptr, ntag, nrow, slots, K, cS, PS, MS, W, cL,
+                                         PL, ML, min_leaf)
         if gain > best_gain:
             best_gain = gain
             best_f = f
@@ -226,7 +250,8 @@ def grow_tree(X, R, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_lay
     max_layer = 1
     for k in range(n_layers):
         max_layer = max(max_layer, layer_ptr[k + 1] - layer_ptr[k])
-    keys, order, tmp, cnt, cS, PS, MS, cL, PL, ML = _workspace(n, max_layer)
+    keys, order, tmp, cnt, cS, PS, MS, W, cL, PL, ML, nptr, ntag, nrow, slots = _workspace(
+        n, max_layer, tag_entries(samples, ly_indptr))
     features = np.arange(d).astype(np.int64)
     st_start = np.empty(cap, np.int64)
     st_end = np.empty(cap, np.int64)
@@ -265,6 +290,8 @@ def grow_tree(X, R, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_lay
                                                           layer_ptr, has_layer, soft_pos, soft_neg, use_soft,
                                                           cS, PS, MS)
             if k >= 0:
+                K = node_layer_tags(samples, start, end, k, layer_ptr[k + 1] - layer_ptr[k], ly_indptr, ly_indices,
+                                    has_layer, soft_mode, nptr, ntag, nrow, slots)
                 best_gain = EPS_PURE
                 # Draw nu_try features without replacement, as scikit-learn's
                 # BestSplitter: features[:n_known] are known constant (from an
@@ -288,9 +315,9 @@ def grow_tree(X, R, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_lay
                     f_j += n_found
                     f = features[f_j]
                     gain, thr, nl, rc = eval_feature(X, R, f, samples, start, end, keys, order, tmp, cnt, k,
-                                                     soft_mode, imp, sumS, sumsq, ly_indptr, ly_indices,
-                                                     layer_ptr, has_layer, soft_pos, soft_neg, cS, PS, MS, cL,
-                                                     PL, ML, min_leaf)
+                                                     soft_mode, imp, sumS, sumsq, layer_ptr, soft_pos, soft_neg,
+                                                     nptr, ntag, nrow, slots, K, cS, PS, MS, W, cL, PL, ML,
+                                                     min_leaf)
                     if nl == -2:
                         features[f_j] = features[n_total]
                         features[n_total] = f
