@@ -78,3 +78,35 @@ def test_bad_input():
     X[0, 0] = np.inf
     with pytest.raises(ValueError, match="NaN or inf"):
         MMC(2).fit(X)
+
+
+def test_two_modalities_are_the_balanced_concatenation():
+    """fit(X, Y) (input mode blm, Table 1's ViFeat&BiTag row) clusters
+    [X / s_X, Y / s_Y], the same vector as input mode cmb."""
+    from hmlkit.baselines.inputs import combine_modalities
+
+    rng = np.random.default_rng(0)
+    g = np.repeat(np.arange(3), 30)
+    X = rng.normal(size=(90, 5))                      # visual: noise only
+    Y = (rng.random((90, 9)) < 0.05).astype(np.float32)
+    Y[np.arange(90), g] = 1                            # tags carry the groups
+    Y[np.arange(90), 3 + 2 * g + rng.integers(0, 2, 90)] = 1
+    m = MMC(3, random_state=0).fit(X, Y)
+    ref = MMC(3, random_state=0).fit(combine_modalities(X, Y))
+    np.testing.assert_array_equal(m.labels_, ref.labels_)
+    assert adjusted_rand_score(g, m.labels_) > 0.8
+    np.testing.assert_allclose(m.decision_function(X, Y), ref.decision_function(combine_modalities(X, Y)),
+                               rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="pass Y"):
+        m.decision_function(X)
+    with pytest.raises(ValueError, match="rows"):
+        MMC(3).fit(X, Y[:10])
+
+
+def test_blm_mode_through_run_clustering():
+    from hmlkit.baselines.run import run_clustering
+    from hmlkit.data import make_synthetic
+
+    d = make_synthetic("trecvid", n_samples=300, random_state=0)
+    res = run_clustering("mmc", "blm", d, random_state=0)
+    assert res.labels.shape == (300,) and len(np.unique(res.labels)) == d.n_groups

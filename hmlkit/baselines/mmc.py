@@ -237,10 +237,17 @@ class MMC(ClusterMixin, BaseEstimator):
     max_passes, tol : limits of the dual coordinate descent of each model update.
     random_state : seed of the k-means initialisation.
 
+    Two modalities (the ViFeat&BiTag row, input mode ``blm``): ``fit(X, Y)``
+    clusters the balanced concatenation ``[X / s_X, Y / s_Y]`` (each block
+    divided by its mean non-zero row norm, as input mode ``cmb``). MMC is
+    one linear max-margin model over one vector, so it has no per-modality
+    affinities to average: for it ``blm`` and ``cmb`` coincide.
+
     Attributes
     ----------
     labels_, coef_ (K, d), intercept_ (K,), objective_ (list, per round),
-    n_iter_, size_bounds_ (L, U).
+    n_iter_, size_bounds_ (L, U), block_scales_ ((s_X, s_Y) when fitted on
+    two modalities, else None).
     """
 
     def __init__(self, n_clusters=8, C=10.0, balance=(0.9, 1.1), max_iter=20,
@@ -261,8 +268,30 @@ class MMC(ClusterMixin, BaseEstimator):
             raise ValueError(f"max_iter must be >= 1, got {self.max_iter!r}")
         return k, balance_bounds(n, k, self.balance)
 
-    def fit(self, X, y=None):
+    def _joined(self, X, Y, fitting):
         X = check_X(X, "X", dtype=np.float64)
+        if Y is None:
+            if not fitting and self.block_scales_ is not None:
+                raise ValueError("this MMC was fitted on two modalities (X, Y); pass Y too")
+            return X
+        from .inputs import _mean_row_norm
+
+        Y = check_X(Y.toarray() if hasattr(Y, "toarray") else Y, "Y", dtype=np.float64)
+        if Y.shape[0] != X.shape[0]:
+            raise ValueError(f"Y must be 2-D with {X.shape[0]} rows like X, got shape {Y.shape}")
+        if fitting:
+            self.block_scales_ = (_mean_row_norm(X), _mean_row_norm(Y))
+        elif self.block_scales_ is None:
+            raise ValueError("this MMC was fitted on one matrix; do not pass Y")
+        sx, sy = self.block_scales_
+        return np.hstack([X / sx, Y / sy])
+
+    def fit(self, X, Y=None, layers=None):
+        """Cluster X (n, d), or with ``Y`` (n, m) the balanced [X, Y]
+        concatenation (``layers`` is accepted for the kit's two-modality
+        calling convention and unused)."""
+        self.block_scales_ = None
+        X = self._joined(X, Y, fitting=True)
         n = X.shape[0]
         k, (L, U) = self._check_params(n)
         seed = check_random_state_seed(self.random_state)
@@ -292,12 +321,12 @@ class MMC(ClusterMixin, BaseEstimator):
         self.size_bounds_ = (L, U)
         return self
 
-    def decision_function(self, X):
-        X = check_X(X, "X", dtype=np.float64)
+    def decision_function(self, X, Y=None):
+        X = self._joined(X, Y, fitting=False)
         return X @ self.coef_.T + self.intercept_
 
-    def fit_predict(self, X, y=None):
-        return self.fit(X).labels_
+    def fit_predict(self, X, Y=None, layers=None):
+        return self.fit(X, Y, layers).labels_
 
 
 __all__ = ["MMC", "balanced_assignment", "balance_bounds", "crammer_costs", "dual_cd", "pass_orders"]
