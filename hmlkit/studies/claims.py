@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import paper_values as pv
+
 HOLDS, FAILS, UNCHECKED = "holds", "does not hold", "not checked"
 
 
@@ -270,8 +272,9 @@ def _comp(ds, dataset, measure, n):
         raise _NotChecked(f"{dataset} not run")
     m = ds["score"].sel(dataset=dataset, measure=measure, N=n).mean("fold")
     st = ds["status"].sel(dataset=dataset)
+    extra = {k for k, _label in pv.EXTRA_COMPLETION_ROWS}  # not in the paper's tables
     return {str(k): float(v) for k, v, s in zip(m["row"].values, m.values, st.values)
-            if s == "measured" and np.isfinite(v)}
+            if s == "measured" and np.isfinite(v) and str(k) not in extra}
 
 
 def _best_is(dataset, measure, n, winners, what):
