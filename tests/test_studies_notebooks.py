@@ -96,13 +96,13 @@ def test_completion_runs_on_corel16k(tmp_path):
         pytest.skip("shared Corel16k data not present")
     res = run(["table6_8_completion"], profile="quick", results_dir=tmp_path / "results",
               figures_dir=tmp_path / "figures", report=False, log=lambda *a: None,
-              parameters={"dataset": str(path), "methods": ["hmlrf_am", "hmlrf_ln", "hmlrf_gc", "cca_gc"]})
+              parameters={"dataset": str(path), "methods": ["hmlrf_am", "hmlrf_ln", "hmlrf_gc", "cca_gc", "mmc_gc", "sfss"]})
     assert res[0].ok, res[0].error
     with xr.open_dataset(tmp_path / "results" / "table6_8_completion.nc") as ds:
         assert list(ds["dataset"].values) == [path.stem]
         st = ds["status"].sel(dataset=path.stem)
         # no ground-truth groups: the GC rows cluster into the study's gc_clusters (50)
-        for row in ("hmlrf_am", "hmlrf_ln", "hmlrf_gc", "cca_gc"):
+        for row in ("hmlrf_am", "hmlrf_ln", "hmlrf_gc", "cca_gc", "mmc_gc", "sfss"):
             assert st.sel(row=row) == "measured", (row, str(ds["reason"].sel(dataset=path.stem, row=row).values))
         ap1 = float(ds["score"].sel(dataset=path.stem, row="hmlrf_am", measure="AP", N=1).mean())
         assert 0.0 < ap1 <= 1.0
