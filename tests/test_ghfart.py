@@ -83,6 +83,21 @@ def test_equal_weights_fixed_and_deterministic():
     np.testing.assert_array_equal(a, b)
 
 
+def test_fixed_tag_weight():
+    """tag_weight fixes gamma = (1 - w, w) for the whole pass (Fig. 3(a) sweep);
+    None is the equal-weight GHF-ART_ew."""
+    X, Y, _ = _two_channel(seed=3)
+    m = GHFART(adaptive_weights=False, tag_weight=0.8, random_state=0).fit(X, Y)
+    assert m.gamma_ == pytest.approx((0.2, 0.8))
+    np.testing.assert_allclose(m.gamma_trace_, 0.2)
+    half = GHFART(adaptive_weights=False, tag_weight=0.5, random_state=0).fit_predict(X, Y)
+    np.testing.assert_array_equal(half, GHFART(adaptive_weights=False, random_state=0).fit_predict(X, Y))
+    with pytest.raises(ValueError, match="adaptive_weights=False"):
+        GHFART(tag_weight=0.3).fit(X, Y)
+    with pytest.raises(ValueError, match="tag_weight"):
+        GHFART(adaptive_weights=False, tag_weight=1.5).fit(X, Y)
+
+
 def test_bad_input():
     X, Y, _ = _two_channel()
     with pytest.raises(ValueError, match="tags Y"):

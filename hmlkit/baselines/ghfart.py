@@ -199,7 +199,10 @@ class GHFART(ClusterMixin, BaseEstimator):
     alpha : choice parameter (paper: 0.01).
     beta : visual learning rate (paper: 0.6).
     eps : match-tracking increment of Eq. 10.
-    adaptive_weights : robustness-based gamma (True) or equal weights (False).
+    adaptive_weights : robustness-based gamma (True) or fixed weights (False).
+    tag_weight : the fixed gamma of the tag channel when ``adaptive_weights``
+        is False (visual: 1 - tag_weight); None = 0.5, the equal weights of
+        the paper's GHF-ART_ew. Sweeping it is the paper's Fig. 3(a) protocol.
     n_clusters : None, or merge the ART clusters down to this many (see module doc).
     random_state : seed of the presentation order (and of the merge).
 
@@ -214,12 +217,13 @@ class GHFART(ClusterMixin, BaseEstimator):
     """
 
     def __init__(self, vigilance=0.1, alpha=0.01, beta=0.6, eps=1e-6, adaptive_weights=True,
-                 n_clusters=None, random_state=None):
+                 tag_weight=None, n_clusters=None, random_state=None):
         self.vigilance = vigilance
         self.alpha = alpha
         self.beta = beta
         self.eps = eps
         self.adaptive_weights = adaptive_weights
+        self.tag_weight = tag_weight
         self.n_clusters = n_clusters
         self.random_state = random_state
 
@@ -231,6 +235,11 @@ class GHFART(ClusterMixin, BaseEstimator):
             raise ValueError(f"alpha must be > 0, got {self.alpha!r}")
         if not 0 <= self.beta <= 1:
             raise ValueError(f"beta must be in [0, 1], got {self.beta!r}")
+        if self.tag_weight is not None:
+            if self.adaptive_weights:
+                raise ValueError("tag_weight fixes gamma; it needs adaptive_weights=False")
+            if not 0 <= self.tag_weight <= 1:
+                raise ValueError(f"tag_weight must be in [0, 1], got {self.tag_weight!r}")
         if self.n_clusters is not None and (not isinstance(self.n_clusters, (int, np.integer))
                                             or self.n_clusters < 1):
             raise ValueError(f"n_clusters must be None or a positive integer, got {self.n_clusters!r}")
@@ -263,7 +272,8 @@ class GHFART(ClusterMixin, BaseEstimator):
         self._Sv = np.zeros(cap)
         self._Dv = np.zeros(cap)
         self._Dt = np.zeros(cap)
-        self._state = np.array([0.0, 0.5, 0.5, 0.0, 0.0])
+        tw = 0.5 if self.tag_weight is None else float(self.tag_weight)
+        self._state = np.array([0.0, 1.0 - tw, tw, 0.0, 0.0])
 
     def _grow(self):
         cap = self._Wv.shape[0]
