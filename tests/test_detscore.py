@@ -67,3 +67,26 @@ def test_bad_input():
         detection_scores(Xn, Y)
     with pytest.raises(ValueError, match="n_folds"):
         detection_scores(X, Y, n_folds=1)
+
+
+def test_detscore_input_is_memoised_per_data_and_seed(monkeypatch):
+    """A table runs several methods on one DetScore input: it is computed once
+    per (data content, integer seed); other data or seeds recompute."""
+    from hmlkit.baselines import inputs
+    from hmlkit.data import make_synthetic
+
+    monkeypatch.setattr(inputs, "_DETSCORE_CACHE", type(inputs._DETSCORE_CACHE)())
+    calls = []
+    real = inputs._detection_scores_input
+    monkeypatch.setattr(inputs, "_detection_scores_input", lambda d, rs: calls.append(rs) or real(d, rs))
+    d = make_synthetic("trecvid", n_samples=150, random_state=0)
+    a = inputs.make_input("detscore", d, random_state=1)
+    a[:] = 0  # the caller's copy, not the cache
+    b = inputs.make_input("detscore", d, random_state=1)
+    assert len(calls) == 1 and np.abs(b).sum() > 0
+    np.testing.assert_array_equal(b, real(d, 1))
+    inputs.make_input("detscore", d, random_state=2)
+    inputs.make_input("detscore", make_synthetic("trecvid", n_samples=150, random_state=1), random_state=1)
+    inputs.make_input("detscore", d, random_state=None)
+    inputs.make_input("detscore", d, random_state=None)
+    assert calls == [1, 2, 1, None, None]
