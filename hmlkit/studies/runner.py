@@ -36,7 +36,11 @@ def _execute(name, parameters, output, cwd, kernel_name):
 
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(REPO_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    # every thread pool of the kernel gets the notebook's share of the cores. numba
+    # too: its OpenMP layer sets the shared libgomp's thread count, which torch then
+    # follows; with two notebooks at once, 2-thread torch barriers on a busy core
+    # made DCCA fits 15-30x slower (100-160 s instead of 3-7 s, standard profile).
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
         os.environ.setdefault(var, str(parameters.get("n_jobs", 1)))
     t0 = time.time()
     try:
