@@ -175,3 +175,28 @@ def test_save_report_and_atomicity(tmp_path):
     assert "HML-RF has the best NMI in Table 1" in text and "not checked" in text
     assert "../figures/table1_trecvid_clustering.png" in text
     assert "F-MMC" in text and "not implemented" in text
+
+
+def test_notebook_thread_env_keeps_torch_single_threaded_after_numba():
+    """The runner's per-notebook environment: after a numba parallel kernel has
+    run, torch still uses the notebook's share of threads (numba's OpenMP layer
+    would otherwise raise the shared libgomp, and torch with it)."""
+    import subprocess
+    import sys
+
+    from hmlkit.studies.runner import thread_env
+
+    pytest.importorskip("torch")
+    # the sequence of a study notebook: torch in use, then an HML-RF fit; without
+    # NUMBA_NUM_THREADS this prints "2 2" on a 2-core machine
+    code = ("import torch, numba\n"
+            "from hmlkit import HMLForest\n"
+            "from hmlkit.data import make_synthetic\n"
+            "d = make_synthetic('trecvid', n_samples=400, random_state=0)\n"
+            "torch.get_num_threads()\n"
+            "torch.nn.Linear(4, 4)(torch.randn(8, 4)).sum().backward()\n"
+            "HMLForest(n_estimators=4, random_state=0).fit(d.X, d.Y, d.layers)\n"
+            "print(numba.get_num_threads(), torch.get_num_threads())\n")
+    env = {**os.environ, **thread_env(1)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["1", "1"]

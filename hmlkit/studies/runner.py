@@ -30,18 +30,26 @@ def notebook_path(name):
     return NOTEBOOK_DIR / f"{name}.ipynb"
 
 
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+
+
+def thread_env(n_jobs):
+    """The environment that gives every thread pool of a notebook's kernel its
+    share of the cores (``n_jobs``). numba too: its OpenMP layer sets the shared
+    libgomp's thread count, which torch then follows; with two notebooks at once,
+    2-thread torch barriers on a busy core made DCCA fits 15-30x slower (100-160 s
+    instead of 3-7 s in the standard profile)."""
+    return {var: str(int(n_jobs)) for var in THREAD_VARS}
+
+
 def _execute(name, parameters, output, cwd, kernel_name):
     """One notebook under papermill (runs in a worker process)."""
     import papermill as pm
 
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(REPO_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
-    # every thread pool of the kernel gets the notebook's share of the cores. numba
-    # too: its OpenMP layer sets the shared libgomp's thread count, which torch then
-    # follows; with two notebooks at once, 2-thread torch barriers on a busy core
-    # made DCCA fits 15-30x slower (100-160 s instead of 3-7 s, standard profile).
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
-        os.environ.setdefault(var, str(parameters.get("n_jobs", 1)))
+    for var, value in thread_env(parameters.get("n_jobs", 1)).items():
+        os.environ.setdefault(var, value)
     t0 = time.time()
     try:
         pm.execute_notebook(str(notebook_path(name)), str(output), parameters=parameters, cwd=str(cwd),
