@@ -109,3 +109,20 @@ def test_min_samples_leaf_respected():
     assert f == 0 and t == pytest.approx(2.5)
     f1, t1, g1, _ = _kernel(X, Y, [np.array([0])], z, z, False, [0], 1)
     assert t1 == pytest.approx(0.5) and g1 > g
+
+
+@pytest.mark.parametrize("N, span", [(10, 5), (10, 5000), (20, 100000), (100, 50), (100, 5000), (400, 100000),
+                                     (3000, 2000), (3000, 10**6), (3000, 2**31)])
+def test_sort_keys_every_branch_orders_the_keys(N, span):
+    """Counting sort (small key range), insertion sort (tiny nodes), quicksort
+    (mid-size) and LSD radix (large nodes) all return an order of the keys."""
+    rng = np.random.default_rng(N + span)
+    cap = 4096
+    keys = np.zeros(cap, np.uint32)
+    keys[:N] = 7 + rng.integers(0, span, N, dtype=np.int64).astype(np.uint32)
+    order = np.empty(cap, np.int64)
+    tmp = np.empty(cap, np.int64)
+    cnt = np.zeros(cap + 1, np.int64)
+    out = _builder._sort_keys(keys, N, keys[:N].min(), keys[:N].max(), order, tmp, cnt)[:N]
+    assert sorted(out.tolist()) == list(range(N))
+    assert np.all(np.diff(keys[out].astype(np.int64)) >= 0)

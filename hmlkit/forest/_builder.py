@@ -72,7 +72,7 @@ def _sort_keys(keys, N, kmin, kmax, order, tmp, cnt):
     radix (8-bit digits) for large ones. Order within equal keys is
     irrelevant: the sweep scores only cuts between distinct keys."""
     span = kmax - kmin
-    if span < cnt.shape[0] and span <= 2 * N:
+    if span < cnt.shape[0] and span <= 64 * N:
         for b in range(span + 1):
             cnt[b] = 0
         for a in range(N):
