@@ -70,6 +70,19 @@ def cooccurrence_scores(Y, Y_ref=None):
     return rank_observed_last(scores, Y)
 
 
+class TransductiveScoresMixin:
+    """``predict_scores()`` of a completer that scores only the samples it was
+    fitted on: ``fit`` stores the (n, m) scores in ``scores_``."""
+
+    def predict_scores(self, X=None):
+        name = type(self).__name__
+        if not hasattr(self, "scores_"):
+            raise ValueError(f"{name} is not fitted; call fit(X, Y) first")
+        if X is not None:
+            raise ValueError(f"{name} is transductive: predict_scores takes X=None (the training samples)")
+        return self.scores_.copy()
+
+
 class CooccurrenceCompleter(BaseEstimator):
     """Tag co-occurrence completion baseline (see :func:`cooccurrence_scores`)."""
 

@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._validation import check_X, check_Y
-from ..complete import cluster_tag_scores, rank_observed_last  # noqa: F401  (core rules, re-exported)
+from ..complete import TransductiveScoresMixin, cluster_tag_scores, rank_observed_last  # noqa: F401  (core rules, re-exported)
 
 
 def _cluster_input(X, Y, input_mode):
@@ -29,7 +29,7 @@ def _cluster_input(X, Y, input_mode):
     raise ValueError(f"input_mode must be one of 'vifeat', 'bitag', 'cmb', 'hml', got {input_mode!r}")
 
 
-class GCCompleter(BaseEstimator):
+class GCCompleter(TransductiveScoresMixin, BaseEstimator):
     """Tag completion by global clusters ("ClusteringMethodName(GC)").
 
     Parameters
@@ -70,10 +70,3 @@ class GCCompleter(BaseEstimator):
         self.scores_ = cluster_tag_scores(labels, Y)
         self.n_samples_fit_ = X.shape[0]
         return self
-
-    def predict_scores(self, X=None):
-        if not hasattr(self, "scores_"):
-            raise ValueError("GCCompleter is not fitted; call fit(X, Y) first")
-        if X is not None:
-            raise ValueError("GCCompleter is transductive: predict_scores takes X=None (the training samples)")
-        return self.scores_.copy()

@@ -38,7 +38,7 @@ from sklearn.linear_model import Lasso
 from sklearn.neighbors import NearestNeighbors
 
 from .._validation import check_X, check_Y
-from ..complete import rank_observed_last
+from ..complete import TransductiveScoresMixin, rank_observed_last
 
 
 def _row_normalise(A):
@@ -91,7 +91,7 @@ def _tag_specific_batch(cols, Tc, ratio, max_iter, tol):
     return out
 
 
-class LSR(BaseEstimator):
+class LSR(TransductiveScoresMixin, BaseEstimator):
     """Linear Sparse Reconstructions tag completer (Lin et al., CVPR 2013).
 
     Parameters
@@ -173,10 +173,3 @@ class LSR(BaseEstimator):
         S = w * _scale_rows_to_unit_max(S_img) + (1.0 - w) * _scale_rows_to_unit_max(S_tag)
         self.scores_ = rank_observed_last(S, Y)
         return self
-
-    def predict_scores(self, X=None):
-        if not hasattr(self, "scores_"):
-            raise ValueError("LSR is not fitted; call fit(X, Y) first")
-        if X is not None:
-            raise ValueError("LSR is transductive: predict_scores takes X=None (the training samples)")
-        return self.scores_.copy()

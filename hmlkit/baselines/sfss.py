@@ -49,7 +49,7 @@ from sklearn.linear_model import Ridge
 from sklearn.neighbors import kneighbors_graph
 
 from .._validation import check_random_state_seed, check_X, check_Y
-from ..complete import rank_observed_last
+from ..complete import TransductiveScoresMixin, rank_observed_last
 
 _EPS = 1e-8
 
@@ -260,7 +260,7 @@ def _labelled_mask(labelled, Y, n):
     return lab
 
 
-class SFSSCompleter(BaseEstimator):
+class SFSSCompleter(TransductiveScoresMixin, BaseEstimator):
     """SFSS as a tag completer (transductive): samples with at least one
     observed tag are the labelled part, their observed tags the labels; the
     scores of every sample are the SFSS classifier outputs ``XW + b``,
@@ -282,13 +282,6 @@ class SFSSCompleter(BaseEstimator):
         self.model_ = SFSS(**self.get_params()).fit(X, Y)
         self.scores_ = rank_observed_last(self.model_.decision_function(X), Y)
         return self
-
-    def predict_scores(self, X=None):
-        if not hasattr(self, "scores_"):
-            raise ValueError("SFSSCompleter is not fitted; call fit(X, Y) first")
-        if X is not None:
-            raise ValueError("SFSSCompleter is transductive: predict_scores takes X=None")
-        return self.scores_.copy()
 
 
 # --------------------------------------------------------------- comparisons
@@ -419,7 +412,7 @@ class FSNM(_SelectThenRLS):
         return np.linalg.norm(W, axis=1)
 
 
-class _SupervisedCompleter(BaseEstimator):
+class _SupervisedCompleter(TransductiveScoresMixin, BaseEstimator):
     """Tag completion wrapper for a supervised annotator: labelled = samples
     with an observed tag; scores of every sample ranked observed-last."""
 
@@ -429,13 +422,6 @@ class _SupervisedCompleter(BaseEstimator):
         self.model_ = self._model().fit(X, Y)
         self.scores_ = rank_observed_last(self.model_.predict_scores(X), Y)
         return self
-
-    def predict_scores(self, X=None):
-        if not hasattr(self, "scores_"):
-            raise ValueError(f"{type(self).__name__} is not fitted; call fit(X, Y) first")
-        if X is not None:
-            raise ValueError(f"{type(self).__name__} is transductive: predict_scores takes X=None")
-        return self.scores_.copy()
 
 
 class FScoreRLSCompleter(_SupervisedCompleter):

@@ -34,7 +34,7 @@ from sklearn.neighbors import kneighbors_graph
 from sklearn.utils.extmath import randomized_svd
 
 from .._validation import check_random_state_seed, check_X, check_Y
-from ..complete import rank_observed_last
+from ..complete import TransductiveScoresMixin, rank_observed_last
 
 
 def visual_laplacian(X, n_neighbors=10):
@@ -108,7 +108,7 @@ def nuclear_prox_gradient(Y, weights, lam, laplacian=None, beta=0.0, max_iter=20
     return T, it, rank
 
 
-class TCMR(BaseEstimator):
+class TCMR(TransductiveScoresMixin, BaseEstimator):
     """Tag Completion by noisy Matrix Recovery (Feng et al., ECCV 2014).
 
     Parameters
@@ -168,10 +168,3 @@ class TCMR(BaseEstimator):
         self.rank_ = rank
         self.scores_ = rank_observed_last(T, Y)
         return self
-
-    def predict_scores(self, X=None):
-        if not hasattr(self, "scores_"):
-            raise ValueError("TCMR is not fitted; call fit(X, Y) first")
-        if X is not None:
-            raise ValueError("TCMR is transductive: predict_scores takes X=None (the training samples)")
-        return self.scores_.copy()
