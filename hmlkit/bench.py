@@ -84,8 +84,6 @@ def part_sklearn(trees):
 
 
 def part_nuswide(trees, n_samples):
-    import numpy as np
-
     from hmlkit import HMLForest
     from hmlkit.affinity import knn_graph_from_neighbors, leaf_knn
     from hmlkit.cluster import spectral_from_graph

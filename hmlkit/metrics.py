@@ -12,7 +12,7 @@ import numbers
 import numba
 import numpy as np
 import scipy.sparse as sp
-from sklearn.metrics import adjusted_rand_score, average_precision_score, normalized_mutual_info_score, rand_score
+from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score, rand_score
 from sklearn.metrics.cluster import contingency_matrix
 
 from hmlkit._validation import check_Y

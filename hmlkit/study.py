@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 import xarray as xr
 
 from .studies import paper_values as pv
@@ -822,8 +821,6 @@ def side_by_side(ds, var="score", paper="paper", index=("row",)):
         table.columns = table.columns.reorder_levels(list(range(1, table.columns.nlevels)) + [0])
         order = [tuple(c) for c in ours.transpose(*index, *other).stack(_c=other)["_c"].values]
         table = table[[(*o, k) if isinstance(o, tuple) else (o, k) for o in order for k in cols]]
-    import pandas as pd
-
     if len(index) == 1:
         table = table.reindex(ours[index[0]].values)
     else:

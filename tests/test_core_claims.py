@@ -9,7 +9,7 @@ import pytest
 from hmlkit import HMLClustering, HMLTagCompleter
 from hmlkit._paths import corel16k_path
 from hmlkit.cluster import spectral_from_affinity
-from hmlkit.complete import cooccurrence_scores, rank_observed_last
+from hmlkit.complete import cooccurrence_scores
 from hmlkit.data import hide_tags, load_arff, make_synthetic, remove_tags
 from hmlkit.metrics import clustering_scores, completion_scores
 

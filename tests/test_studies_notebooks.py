@@ -75,7 +75,6 @@ def test_failed_run_keeps_previous_results_and_rerun_is_identical(quick_run, tmp
     assert not bad[0].ok
     assert (_digest(nc), _digest(png)) == digests
     # a bad parameter fails at once, in the validation cell
-    t0 = time.time()
     bad = run([name], profile="quick", results_dir=out / "results", figures_dir=out / "figures",
               executed_dir=tmp_path, parameters={"datasets": ["no/such/dir"]}, report=False, log=lambda *a: None)
     assert not bad[0].ok and "not found" in bad[0].error

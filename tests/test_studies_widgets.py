@@ -3,7 +3,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 pytest.importorskip("ipywidgets")

@@ -22,7 +22,6 @@ All three run scikit-learn underneath. What the paper leaves open:
 """
 from __future__ import annotations
 
-import warnings
 
 import numba as nb
 import numpy as np

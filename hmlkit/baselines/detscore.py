@@ -86,7 +86,7 @@ def _batched_l2svm(X, Ypm, cw, C, max_newton=20, max_cg=40, tol=1e-3, cg_tol=1e-
         # exact line search on the piecewise-quadratic objective along P, per tag,
         # by a few safeguarded Newton steps on the step size (1-D, convex)
         XP = X @ P
-        ww, wp, pp = (W * W).sum(0), (W * P).sum(0), (P * P).sum(0)
+        wp, pp = (W * P).sum(0), (P * P).sum(0)
         t = np.ones(m)
         for _ls in range(8):
             s = 1.0 - Ypm * (M + t * XP)

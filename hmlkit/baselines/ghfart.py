@@ -52,7 +52,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 from numba import njit
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import KMeans

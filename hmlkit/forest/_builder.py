@@ -283,7 +283,6 @@ def grow_tree(X, R, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_lay
         N = end - start
         best_f = -1
         best_t = np.float32(0.0)
-        best_nl = -1
         best_rank = np.uint32(0)
         if N >= 2 * min_leaf:
             k, soft_mode, imp, sumS, sumsq = target_layer(samples, start, end, n_layers, ly_indptr, ly_indices,
@@ -331,7 +330,6 @@ def grow_tree(X, R, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_lay
                         best_gain = gain
                         best_f = f
                         best_t = thr
-                        best_nl = nl
                         best_rank = rc
                 clear_counts(samples, start, end, k, ly_indptr, ly_indices, cS)
         if best_f < 0:

@@ -249,7 +249,7 @@ def _saturates_from_5(ds):
         raise _NotChecked("needs 5 and more layers")
     base = float(m.sel(n_layers=5))
     dev = max(abs(float(m.sel(n_layers=l)) - base) for l in ls)
-    return _v(dev <= 0.02), (f"NMI by layers: " + ", ".join(f"{int(l)}: {float(v):.3f}" for l, v in
+    return _v(dev <= 0.02), ("NMI by layers: " + ", ".join(f"{int(l)}: {float(v):.3f}" for l, v in
                              zip(m["n_layers"].values, m.values)) + f"; max |NMI(L) - NMI(5)| for L > 5 = "
                              f"{dev:.3f} (claim: <= 0.02)")
 

@@ -4,7 +4,6 @@ themselves (``hmlkit.study.save`` -> ``hmlkit.study_io``), then ``REPORT.md``.""
 from __future__ import annotations
 
 import os
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
