@@ -66,6 +66,27 @@ def test_split_search_matches_reference_with_many_tags_per_sample(seed, mode):
     assert g == pytest.approx(rg, rel=1e-9, abs=1e-12)
 
 
+@pytest.mark.parametrize("lsz", [5, 8, 9, 37, 70])
+def test_soft_split_search_matches_reference_for_wide_layers(lsz):
+    """Soft gains over a first layer of many tags: the sweep's fixed-order
+    sum folds the per-tag terms in halves (64 -> 32 -> 16 -> 8 for 37 or 70
+    tags), including sizes that are not powers of two."""
+    rng = np.random.default_rng(lsz)
+    n, m = 80, lsz + 6
+    X = rng.normal(size=(n, 4)).astype(np.float32)
+    Y = (rng.random((n, m)) < 0.08).astype(np.uint8)
+    Y[rng.random(n) < 0.4, :lsz] = 0  # samples missing in the first layer: soft
+    layers = [np.arange(lsz), np.arange(lsz, m)]
+    pos = rng.random((n, m)).astype(np.float32)
+    neg = rng.random((n, m)).astype(np.float32)
+    features = np.arange(4)
+    f, t, g, k = _kernel(X, Y, layers, pos, neg, True, features, 2)
+    rf, rt, rg, rk = reference_best_split(X, np.arange(n), features, Y, layers, pos, neg, True, 2)
+    assert (k, f) == (0, rf) and rk == 0
+    assert np.float32(t) == np.float32(rt)
+    assert g == pytest.approx(rg, rel=1e-9, abs=1e-12)
+
+
 def test_soft_tags_change_the_split():
     """Soft tags must matter: the same data gives another gain with them."""
     X, Y, layers, pos, neg = _case(3, n=60, d=5, m=6, n_layers=2, untagged=0.5)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ._criterion import (EPS_PURE, SLOTS_MAX, clear_counts, layer_parent_stats, node_layer_tags, sweep_hard,
-                         sweep_soft)
+from ._criterion import (EPS_PURE, SLOTS_MAX, clear_counts, fold_size, layer_parent_stats, node_layer_tags,
+                         sweep_hard, sweep_soft)
 from ._rng import rand_below
 
 
@@ -130,7 +130,7 @@ def _sort_keys(keys, N, kmin, kmax, order, tmp, cnt):
 
 @nb.njit(cache=True, error_model="numpy")
 def eval_feature(X, R, f, samples, start, end, keys, order, tmp, cnt, k, soft_mode, imp_S, sumS, sumsqS, layer_ptr,
-                 soft_pos, soft_neg, nptr, ntag, nrow, slots, K, cS, PS, MS, W, cL, PL, ML, min_leaf):
+                 nptr, ntag, nrow, slots, nsoft, K, cS, PS, MS, W, cL, PL, ML, T, min_leaf):
     """Best cut on feature f: (gain, threshold, n_left, rank of the first
     right sample). The node's tags are in node-local CSR form
     (``node_layer_tags``).
@@ -150,11 +150,10 @@ def eval_feature(X, R, f, samples, start, end, keys, order, tmp, cnt, k, soft_mo
     if kmax <= kmin:
         return -1.0, np.float32(0.0), -2, np.uint32(0)  # constant on this node
     order = _sort_keys(keys, N, kmin, kmax, order, tmp, cnt)
-    off = layer_ptr[k]
-    lsz = layer_ptr[k + 1] - off
+    lsz = layer_ptr[k + 1] - layer_ptr[k]
     if soft_mode:
-        gain, nl = sweep_soft(N, order, keys, nptr, ntag, nrow, slots, K, off, lsz, soft_pos, soft_neg, PS, MS, W,
-                              PL, ML, min_leaf, imp_S)
+        gain, nl = sweep_soft(N, order, keys, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, MS, W, PL, ML, T, min_leaf,
+                              imp_S)
     else:
         gain, nl = sweep_hard(N, order, keys, nptr, ntag, slots, K, lsz, cS, cL, min_leaf, imp_S, sumS, sumsqS)
     if nl < 0:
@@ -176,16 +175,42 @@ def tag_entries(samples, ly_indptr):
     return tot
 
 
+@nb.njit(cache=True)
+def soft_rows(samples, n_layers, has_layer, use_soft):
+    """Rows the node-local soft copy needs: the samples (with bootstrap
+    duplicates) that lack a tag in some layer with a soft criterion; no
+    node holds more missing samples than that."""
+    if not use_soft:
+        return 0
+    tot = 0
+    for a in range(samples.shape[0]):
+        s = samples[a]
+        for k in range(n_layers - 1):
+            if has_layer[s, k] == 0:
+                tot += 1
+                break
+    return tot
+
+
 @nb.njit(cache=True, error_model="numpy")
-def _workspace(n, max_layer, n_tag_entries):
+def _workspace(n, n_layers, layer_ptr, n_tag_entries, n_soft_rows):
     """keys, order, tmp, cnt (sorting); cS, PS, MS, W, cL, PL, ML (per-tag
-    statistics, with spare entries for the dummy tags); nptr, ntag, nrow, slots
-    (node-local tags)."""
+    statistics, with spare entries for the dummy tags); nptr, ntag, nrow, slots,
+    nsoft (node-local tags, see ``node_layer_tags``); T (per-tag terms of
+    ``sweep_soft``)."""
+    max_layer = 1
+    soft_width = 0
+    for k in range(n_layers):
+        size = layer_ptr[k + 1] - layer_ptr[k]
+        max_layer = max(max_layer, size)
+        if k < n_layers - 1:
+            soft_width = max(soft_width, size)
     m = max_layer + SLOTS_MAX
     return (np.empty(n, np.uint32), np.empty(n, np.int64), np.empty(n, np.int64), np.zeros(max(n, 256) + 1, np.int64),
             np.zeros(m, np.int64), np.zeros(m, np.float64), np.zeros(m, np.float64), np.zeros(m, np.float64),
             np.zeros(m, np.int64), np.zeros(m, np.float64), np.zeros(m, np.float64), np.empty(n + 1, np.int64),
-            np.empty(max(n_tag_entries, 1), np.int32), np.empty(n, np.int64), np.empty(n * SLOTS_MAX, np.int32))
+            np.empty(max(n_tag_entries, 1), np.int32), np.empty(n, np.int64), np.empty(n * SLOTS_MAX, np.int32),
+            np.empty((n_soft_rows, 2 * soft_width), np.float32), np.zeros(fold_size(soft_width), np.float64))
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -198,24 +223,21 @@ def best_split_over(X, R, samples, features, n_layers, ly_indptr, ly_indices, la
     Returns (feature, threshold, gain, target_layer); feature -1 if no split.
     """
     n = samples.shape[0]
-    max_layer = 1
-    for k in range(n_layers):
-        max_layer = max(max_layer, layer_ptr[k + 1] - layer_ptr[k])
-    keys, order, tmp, cnt, cS, PS, MS, W, cL, PL, ML, nptr, ntag, nrow, slots = _workspace(
-        n, max_layer, tag_entries(samples, ly_indptr))
+    keys, order, tmp, cnt, cS, PS, MS, W, cL, PL, ML, nptr, ntag, nrow, slots, nsoft, T = _workspace(
+        n, n_layers, layer_ptr, tag_entries(samples, ly_indptr), soft_rows(samples, n_layers, has_layer, use_soft))
     k, soft_mode, imp, sumS, sumsq = target_layer(samples, 0, n, n_layers, ly_indptr, ly_indices, layer_ptr,
                                                   has_layer, soft_pos, soft_neg, use_soft, cS, PS, MS)
     if k < 0:
         return -1, np.float32(0.0), 0.0, -1
     K = node_layer_tags(samples, 0, n, k, layer_ptr[k + 1] - layer_ptr[k], ly_indptr, ly_indices, has_layer, soft_mode,
-                        nptr, ntag, nrow, slots)
+                        soft_pos, soft_neg, layer_ptr[k], nptr, ntag, nrow, slots, nsoft)
     best_gain = EPS_PURE
     best_f = -1
     best_t = np.float32(0.0)
     for f in features:
         gain, thr, nl, rc = eval_feature(X, R, f, samples, 0, n, keys, order, tmp, cnt, k, soft_mode, imp, sumS,
-                                         sumsq, layer_ptr, soft_pos, soft_neg, nptr, ntag, nrow, slots, K, cS, PS, MS, W, cL,
-                                         PL, ML, min_leaf)
+                                         sumsq, layer_ptr, nptr, ntag, nrow, slots, nsoft, K, cS, PS, MS, W, cL, PL, ML,
+                                         T, min_leaf)
         if gain > best_gain:
             best_gain = gain
             best_f = f
@@ -247,11 +269,8 @@ def grow_tree(X, R, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_lay
     left = np.full(cap, -1, np.int32)
     right = np.full(cap, -1, np.int32)
     leaf_id = np.full(cap, -1, np.int32)
-    max_layer = 1
-    for k in range(n_layers):
-        max_layer = max(max_layer, layer_ptr[k + 1] - layer_ptr[k])
-    keys, order, tmp, cnt, cS, PS, MS, W, cL, PL, ML, nptr, ntag, nrow, slots = _workspace(
-        n, max_layer, tag_entries(samples, ly_indptr))
+    keys, order, tmp, cnt, cS, PS, MS, W, cL, PL, ML, nptr, ntag, nrow, slots, nsoft, T = _workspace(
+        n, n_layers, layer_ptr, tag_entries(samples, ly_indptr), soft_rows(samples, n_layers, has_layer, use_soft))
     features = np.arange(d).astype(np.int64)
     st_start = np.empty(cap, np.int64)
     st_end = np.empty(cap, np.int64)
@@ -290,7 +309,8 @@ def grow_tree(X, R, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_lay
                                                           cS, PS, MS)
             if k >= 0:
                 K = node_layer_tags(samples, start, end, k, layer_ptr[k + 1] - layer_ptr[k], ly_indptr, ly_indices,
-                                    has_layer, soft_mode, nptr, ntag, nrow, slots)
+                                    has_layer, soft_mode, soft_pos, soft_neg, layer_ptr[k], nptr, ntag, nrow, slots,
+                                    nsoft)
                 best_gain = EPS_PURE
                 # Draw nu_try features without replacement, as scikit-learn's
                 # BestSplitter: features[:n_known] are known constant (from an
@@ -314,9 +334,8 @@ def grow_tree(X, R, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_lay
                     f_j += n_found
                     f = features[f_j]
                     gain, thr, nl, rc = eval_feature(X, R, f, samples, start, end, keys, order, tmp, cnt, k,
-                                                     soft_mode, imp, sumS, sumsq, layer_ptr, soft_pos, soft_neg,
-                                                     nptr, ntag, nrow, slots, K, cS, PS, MS, W, cL, PL, ML,
-                                                     min_leaf)
+                                                     soft_mode, imp, sumS, sumsq, layer_ptr, nptr, ntag, nrow,
+                                                     slots, nsoft, K, cS, PS, MS, W, cL, PL, ML, T, min_leaf)
                     if nl == -2:
                         features[f_j] = features[n_total]
                         features[n_total] = f
