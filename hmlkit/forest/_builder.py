@@ -129,37 +129,94 @@ def _sort_keys(keys, N, kmin, kmax, order, tmp, cnt):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def eval_feature(X, R, f, samples, start, end, keys, order, tmp, cnt, k, soft_mode, imp_S, sumS, sumsqS, layer_ptr,
-                 nptr, ntag, nrow, slots, nsoft, K, cS, PS, MS, W, cL, PL, ML, T, min_leaf):
-    """Best cut on feature f: (gain, threshold, n_left, rank of the first
-    right sample). The node's tags are in node-local CSR form
+def search_node(X, R, samples, start, end, features, draw, n_known, max_features, rng_state, keys, order, tmp, cnt,
+                k, soft_mode, imp_S, sumS, sumsqS, layer_ptr, nptr, ntag, nrow, slots, nsoft, K, cS, PS, MS, W, cL, PL,
+                ML, T, min_leaf):
+    """Best split of one node: (feature, threshold, gain, rank of the first
+    right sample, number of features newly found constant); feature -1
+    when no cut has a positive gain. The node's tags are in node-local form
     (``node_layer_tags``).
 
-    n_left is -1 when no cut leaves ``min_leaf`` samples on both sides, -2
-    when the feature is constant on the node."""
+    ``draw`` True: draw ``max_features`` candidates from ``features`` (the
+    growth rule, see below; ``features`` is permuted in place and its first
+    ``n_known`` entries are known constant). ``draw`` False: try every
+    entry of ``features`` in order (Algorithm 1 with a fixed candidate list).
+
+    Each candidate is gathered (integer ranks), sorted and swept here, in
+    one call per node: a call of a numba function costs reference-count
+    updates of its ~30 array arguments, measured at about a quarter of a
+    flat trecvid fit when the per-feature work was a function of its own.
+    """
     N = end - start
-    kmin = np.uint32(0xFFFFFFFF)
-    kmax = np.uint32(0)
-    for a in range(N):
-        v = R[f, samples[start + a]]
-        keys[a] = v
-        if v < kmin:
-            kmin = v
-        if v > kmax:
-            kmax = v
-    if kmax <= kmin:
-        return -1.0, np.float32(0.0), -2, np.uint32(0)  # constant on this node
-    order = _sort_keys(keys, N, kmin, kmax, order, tmp, cnt)
+    d = features.shape[0]
     lsz = layer_ptr[k + 1] - layer_ptr[k]
-    if soft_mode:
-        gain, nl = sweep_soft(N, order, keys, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, MS, W, PL, ML, T, min_leaf,
-                              imp_S)
-    else:
-        gain, nl = sweep_hard(N, order, keys, nptr, ntag, slots, K, lsz, cS, cL, min_leaf, imp_S, sumS, sumsqS)
-    if nl < 0:
-        return -1.0, np.float32(0.0), -1, np.uint32(0)
-    thr = _midpoint(X[samples[start + order[nl - 1]], f], X[samples[start + order[nl]], f])
-    return gain, thr, nl, keys[order[nl]]
+    best_gain = EPS_PURE
+    best_f = -1
+    best_t = np.float32(0.0)
+    best_rank = np.uint32(0)
+    # Drawing follows scikit-learn's BestSplitter: features[:n_known] are
+    # known constant (from an ancestor) and cost nothing when drawn; a
+    # drawn feature found constant joins that prefix for the descendants.
+    # Constant features count as tried (they have no cut-point, Eq. 2), but
+    # drawing goes on until one non-constant feature is seen.
+    n_found = 0
+    n_visited = 0
+    n_drawn_const = 0
+    n_total = n_known
+    f_i = d
+    nxt = 0
+    while True:
+        if draw:
+            if not (f_i > n_total and (n_visited < max_features or n_visited <= n_found + n_drawn_const)):
+                break
+            n_visited += 1
+            f_j = n_drawn_const + rand_below(rng_state, f_i - n_found - n_drawn_const)
+            if f_j < n_known:
+                tmpf = features[n_drawn_const]
+                features[n_drawn_const] = features[f_j]
+                features[f_j] = tmpf
+                n_drawn_const += 1
+                continue
+            f_j += n_found
+        else:
+            if nxt >= d:
+                break
+            f_j = nxt
+            nxt += 1
+        f = features[f_j]
+        # gather the node's integer keys on f
+        kmin = np.uint32(0xFFFFFFFF)
+        kmax = np.uint32(0)
+        for a in range(N):
+            v = R[f, samples[start + a]]
+            keys[a] = v
+            if v < kmin:
+                kmin = v
+            if v > kmax:
+                kmax = v
+        if kmax <= kmin:  # constant on this node
+            if draw:
+                features[f_j] = features[n_total]
+                features[n_total] = f
+                n_found += 1
+                n_total += 1
+            continue
+        if draw:
+            f_i -= 1
+            features[f_j] = features[f_i]
+            features[f_i] = f
+        srt = _sort_keys(keys, N, kmin, kmax, order, tmp, cnt)
+        if soft_mode:
+            gain, nl = sweep_soft(N, srt, keys, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, MS, W, PL, ML, T, min_leaf,
+                                  imp_S)
+        else:
+            gain, nl = sweep_hard(N, srt, keys, nptr, ntag, slots, K, lsz, cS, cL, min_leaf, imp_S, sumS, sumsqS)
+        if nl > 0 and gain > best_gain:
+            best_gain = gain
+            best_f = f
+            best_t = _midpoint(X[samples[start + srt[nl - 1]], f], X[samples[start + srt[nl]], f])
+            best_rank = keys[srt[nl]]
+    return best_f, best_t, best_gain, best_rank, n_found
 
 
 @nb.njit(cache=True)
@@ -231,17 +288,9 @@ def best_split_over(X, R, samples, features, n_layers, ly_indptr, ly_indices, la
         return -1, np.float32(0.0), 0.0, -1
     K = node_layer_tags(samples, 0, n, k, layer_ptr[k + 1] - layer_ptr[k], ly_indptr, ly_indices, has_layer, soft_mode,
                         soft_pos, soft_neg, layer_ptr[k], nptr, ntag, nrow, slots, nsoft)
-    best_gain = EPS_PURE
-    best_f = -1
-    best_t = np.float32(0.0)
-    for f in features:
-        gain, thr, nl, rc = eval_feature(X, R, f, samples, 0, n, keys, order, tmp, cnt, k, soft_mode, imp, sumS,
-                                         sumsq, layer_ptr, nptr, ntag, nrow, slots, nsoft, K, cS, PS, MS, W, cL, PL, ML,
-                                         T, min_leaf)
-        if gain > best_gain:
-            best_gain = gain
-            best_f = f
-            best_t = thr
+    best_f, best_t, best_gain, _, _ = search_node(
+        X, R, samples, 0, n, features.copy(), False, 0, 0, np.zeros(1, np.uint64), keys, order, tmp, cnt, k, soft_mode,
+        imp, sumS, sumsq, layer_ptr, nptr, ntag, nrow, slots, nsoft, K, cS, PS, MS, W, cL, PL, ML, T, min_leaf)
     clear_counts(samples, 0, n, k, ly_indptr, ly_indices, cS)
     return best_f, best_t, best_gain, k
 
@@ -311,45 +360,10 @@ def grow_tree(X, R, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_lay
                 K = node_layer_tags(samples, start, end, k, layer_ptr[k + 1] - layer_ptr[k], ly_indptr, ly_indices,
                                     has_layer, soft_mode, soft_pos, soft_neg, layer_ptr[k], nptr, ntag, nrow, slots,
                                     nsoft)
-                best_gain = EPS_PURE
-                # Draw nu_try features without replacement, as scikit-learn's
-                # BestSplitter: features[:n_known] are known constant (from an
-                # ancestor) and cost nothing when drawn; a drawn feature found
-                # constant joins that prefix for the descendants. Constant
-                # features count as tried (they have no cut-point, Eq. 2), but
-                # drawing goes on until one non-constant feature is seen.
-                n_visited = 0
-                n_drawn_const = 0
-                n_total = n_known
-                f_i = d
-                while f_i > n_total and (n_visited < max_features or n_visited <= n_found + n_drawn_const):
-                    n_visited += 1
-                    f_j = n_drawn_const + rand_below(rng_state, f_i - n_found - n_drawn_const)
-                    if f_j < n_known:
-                        tmpf = features[n_drawn_const]
-                        features[n_drawn_const] = features[f_j]
-                        features[f_j] = tmpf
-                        n_drawn_const += 1
-                        continue
-                    f_j += n_found
-                    f = features[f_j]
-                    gain, thr, nl, rc = eval_feature(X, R, f, samples, start, end, keys, order, tmp, cnt, k,
-                                                     soft_mode, imp, sumS, sumsq, layer_ptr, nptr, ntag, nrow,
-                                                     slots, nsoft, K, cS, PS, MS, W, cL, PL, ML, T, min_leaf)
-                    if nl == -2:
-                        features[f_j] = features[n_total]
-                        features[n_total] = f
-                        n_found += 1
-                        n_total += 1
-                        continue
-                    f_i -= 1
-                    features[f_j] = features[f_i]
-                    features[f_i] = f
-                    if gain > best_gain:
-                        best_gain = gain
-                        best_f = f
-                        best_t = thr
-                        best_rank = rc
+                best_f, best_t, _, best_rank, n_found = search_node(
+                    X, R, samples, start, end, features, True, n_known, max_features, rng_state, keys, order, tmp,
+                    cnt, k, soft_mode, imp, sumS, sumsq, layer_ptr, nptr, ntag, nrow, slots, nsoft, K, cS, PS, MS, W,
+                    cL, PL, ML, T, min_leaf)
                 clear_counts(samples, start, end, k, ly_indptr, ly_indices, cS)
         if best_f < 0:
             leaf_id[node] = n_leaves
