@@ -147,3 +147,25 @@ def test_sort_keys_every_branch_orders_the_keys(N, span):
     out = _builder._sort_keys(keys, N, keys[:N].min(), keys[:N].max(), order, tmp, cnt)[:N]
     assert sorted(out.tolist()) == list(range(N))
     assert np.all(np.diff(keys[out].astype(np.int64)) >= 0)
+
+
+def test_dense_ranks_match_scipy_and_both_key_widths_grow_the_same_tree():
+    """dense_ranks is scipy's dense ranking minus one, stored as uint16 up to
+    65536 samples (uint32 beyond); a tree grown on uint32 keys is the same."""
+    from scipy.stats import rankdata
+
+    rng = np.random.default_rng(5)
+    X = np.round(rng.normal(size=(300, 6)), 1).astype(np.float32)  # many ties
+    R = _builder.dense_ranks(X)
+    assert R.dtype == np.uint16 and R.shape == (6, 300)
+    for f in range(6):
+        np.testing.assert_array_equal(R[f], rankdata(X[:, f], method="dense") - 1)
+    Y = (rng.random((300, 5)) < 0.3).astype(np.uint8)
+    tags = build_tag_arrays(sp.csr_matrix(Y), [np.arange(2), np.arange(2, 5)])
+    out = []
+    for keys in (R, R.astype(np.uint32)):
+        leaf = np.full(300, -1, np.int32)
+        out.append(_builder.grow_tree(X, keys, np.arange(300, dtype=np.int64), *tags.kernel_args(), 3, 2,
+                                      np.array([99], np.uint64), leaf))
+    for a, b in zip(out[0][:5], out[1][:5]):
+        np.testing.assert_array_equal(a, b)

@@ -45,13 +45,20 @@ def target_layer(samples, start, end, n_layers, ly_indptr, ly_indices, layer_ptr
     return -1, False, 0.0, 0, 0
 
 
-@nb.njit(parallel=True, cache=True)
 def dense_ranks(X):
+    """Dense ranks (see ``_dense_ranks``), as uint16 when every rank fits:
+    half the memory a node's gather walks through (about 5 % of a fit)."""
+    out = np.empty((X.shape[1], X.shape[0]), np.uint16 if X.shape[0] <= 65536 else np.uint32)
+    _dense_ranks(X, out)
+    return out
+
+
+@nb.njit(parallel=True, cache=True)
+def _dense_ranks(X, R):
     """(d, n) uint32 dense rank of every sample on every feature, computed
     once per fit: equal values share a rank, so the split search can sort a
     node by integer keys (radix) and cut between distinct values."""
     n, d = X.shape
-    R = np.empty((d, n), np.uint32)
     for f in nb.prange(d):
         col = X[:, f].copy()
         order = np.argsort(col, kind="mergesort")
@@ -61,7 +68,6 @@ def dense_ranks(X):
             if col[order[a]] > col[order[a - 1]]:
                 r += 1
             R[f, order[a]] = r
-    return R
 
 
 @nb.njit(cache=True)
