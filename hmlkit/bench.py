@@ -130,10 +130,98 @@ def _verdict(key, value, res):
     note = ""
     trees = res.get("trees", 1000)
     if key.endswith("_fit_s") and trees != 1000:
-        value = value * 1000.0 / trees
+        value = _scaled(key, value, trees)
         note = f" (x{1000.0 / trees:g} for tau=1000: {value:.0f})"
     ok = value <= target if op == "<=" else value >= target
+    if _reduced(key, res):
+        return f"target {op} {target:g} is for the full profile{note}: no verdict"
     return f"target {op} {target:g}{note}: {'met' if ok else 'MISSED'}"
+
+
+NUSWIDE_FULL = 17523  # the nuswide profile's size: its targets are set for it
+
+
+def _reduced(key, res):
+    """True for a nuswide figure measured on fewer samples than the full
+    profile: its target does not apply."""
+    return key.startswith("nuswide_") and res.get("nuswide_n", NUSWIDE_FULL) < NUSWIDE_FULL
+
+
+def _scaled(key, value, trees):
+    """A fit time measured with ``trees`` trees, scaled to tau = 1000 (tree
+    growth is linear in tau); other figures unchanged."""
+    if key.endswith("_fit_s") and trees != 1000:
+        return value * 1000.0 / trees
+    return value
+
+
+def run(parts=("trecvid", "sklearn", "nuswide"), trees=1000, sklearn_trees=1000, nuswide_samples=None,
+        progress=print):
+    """Run the benchmark parts (each in a fresh interpreter) and return
+    {part: {figure: value}}; what ``make bench`` prints and the
+    ``studies/bench_speed.ipynb`` notebook stores."""
+    parts = [parts] if isinstance(parts, str) else list(parts)
+    unknown = [s for s in parts if s not in PARTS]
+    if unknown:
+        raise ValueError(f"unknown bench part(s) {unknown}; choose from {sorted(PARTS)}")
+    for name, v in (("trees", trees), ("sklearn_trees", sklearn_trees)):
+        if not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be a positive int, got {v!r}")
+    args = argparse.Namespace(trees=trees, sklearn_trees=sklearn_trees, nuswide_samples=nuswide_samples)
+    out = {}
+    for name in parts:
+        t = time.perf_counter()
+        out[name] = _run_part(name, args)
+        out[name]["part_wall_s"] = time.perf_counter() - t
+        if progress:
+            progress(f"[{name}] done in {out[name]['part_wall_s']:.1f} s")
+    return out
+
+
+def to_dataset(results):
+    """The targeted figures of ``run``'s results as an xarray Dataset over
+    ``figure``: ``value`` (measured), ``at_tau1000`` (fit times scaled to
+    tau = 1000), ``target``, ``op`` and ``verdict`` ("met" / "missed")."""
+    import numpy as np
+    import xarray as xr
+
+    rows = []
+    for part, res in results.items():
+        for key, (op, target) in TARGETS.items():
+            if key in res:
+                scaled = _scaled(key, float(res[key]), res.get("trees", 1000))
+                ok = scaled <= target if op == "<=" else scaled >= target
+                verdict = "reduced data" if _reduced(key, res) else ("met" if ok else "missed")
+                rows.append((key, part, float(res[key]), scaled, target, op, verdict, int(res.get("trees", 0))))
+    if not rows:
+        raise ValueError("no targeted figure in the results")
+    keys, part, val, scaled, target, op, verdict, trees = map(list, zip(*rows))
+    return xr.Dataset(
+        {"value": ("figure", np.array(val)), "at_tau1000": ("figure", np.array(scaled)),
+         "target": ("figure", np.array(target)), "op": ("figure", np.array(op, dtype=str)),
+         "verdict": ("figure", np.array(verdict, dtype=str)), "part": ("figure", np.array(part, dtype=str)),
+         "trees": ("figure", np.array(trees))},
+        coords={"figure": keys},
+        attrs={"cpu_count": os.cpu_count() or 0, "numba_threads": os.environ.get("NUMBA_NUM_THREADS", "all"),
+               "extra": json.dumps(results)})
+
+
+def plot(ds):
+    """Bars: each figure at tau = 1000 as a fraction of its target (1 = on
+    target; times: below 1 is met, the ratio: above 1 is met); green met,
+    red missed, grey no verdict (reduced data)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 0.6 + 0.5 * ds.sizes["figure"]))
+    frac = ds["at_tau1000"].values / ds["target"].values
+    colors = [{"met": "tab:green", "missed": "tab:red"}.get(v, "tab:grey") for v in ds["verdict"].values]
+    labels = [f"{k} ({o} {t:g})" for k, o, t in zip(ds["figure"].values, ds["op"].values, ds["target"].values)]
+    ax.barh(labels, frac, color=colors)
+    ax.axvline(1.0, color="k", lw=1)
+    ax.set_xlabel("measured (fit times scaled to tau = 1000) / target")
+    ax.set_title(f"hmlkit speed on {ds.attrs.get('cpu_count')} core(s): green met, red missed, grey reduced")
+    fig.tight_layout()
+    return fig
 
 
 def main(argv=None):
@@ -161,9 +249,8 @@ def main(argv=None):
         p.error(f"unknown part(s) {unknown}; choose from {sorted(PARTS)}")
     print(f"hmlkit benchmark on {os.cpu_count()} core(s); numba threads: {os.environ.get('NUMBA_NUM_THREADS', 'all')}")
     for name in parts:
-        t = time.perf_counter()
-        res = _run_part(name, args)
-        print(f"\n[{name}] ({time.perf_counter() - t:.1f} s including set-up)")
+        res = run([name], args.trees, args.sklearn_trees, args.nuswide_samples, progress=None)[name]
+        print(f"\n[{name}] ({res.pop('part_wall_s'):.1f} s including set-up)")
         for k, v in res.items():
             vs = f"{v:.3f}" if isinstance(v, float) else str(v)
             print(f"  {k:24s} {vs:>12s}  {_verdict(k, v, res) if isinstance(v, (int, float)) else ''}")

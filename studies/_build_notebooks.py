@@ -150,6 +150,41 @@ def main():
         print("wrote", name)
     nbf.write(build_explore(), HERE / "explore.ipynb")
     print("wrote explore")
+    nbf.write(build_bench(), HERE / "bench_speed.ipynb")
+    print("wrote bench_speed")
+
+
+def build_bench():
+    """The speed benchmark (``make bench``) as a notebook: stores its figures."""
+    nb = nbf.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    p = nbf.v4.new_code_cell(
+        'parts = "trecvid,sklearn,nuswide"   # any of trecvid, sklearn, nuswide\n'
+        "trees = 1000             # tau of the HMLForest fits (targets are set for 1000; fewer are scaled)\n"
+        "sklearn_trees = 1000     # tau of the scikit-learn comparison\n"
+        "nuswide_samples = None   # None: the full profile (17523); fewer: no verdict on its targets\n"
+        'results_dir = "results"\nfigures_dir = "figures"\n')
+    p.metadata["tags"] = ["parameters"]
+    nb.cells = [
+        nbf.v4.new_markdown_cell(
+            "# Speed benchmark of the core kit\n\nThe figures `make bench` prints, with their targets "
+            "(issue 2): HMLForest fit on `trecvid` (tau = 1000, phi = 3), the ratio to scikit-learn's "
+            "RandomForestClassifier in the FlatTags setting, fit time, peak memory and affinity + clustering "
+            "time on the full `nuswide` profile. Each part runs in a fresh process; run it on an idle "
+            "machine. Writes `results/bench_speed.nc` and `figures/bench_speed.png`."),
+        p,
+        nbf.v4.new_code_cell(
+            "from pathlib import Path\n\nfrom hmlkit import bench\n"
+            "from hmlkit.study_io import save_figure_atomic, write_dataset_atomic\n\n"
+            'results = bench.run(parts.split(","), trees=trees, sklearn_trees=sklearn_trees, '
+            "nuswide_samples=nuswide_samples)"),
+        nbf.v4.new_code_cell('ds = bench.to_dataset(results)\n'
+                             'ds[["part", "value", "at_tau1000", "op", "target", "verdict"]].to_dataframe()'),
+        nbf.v4.new_code_cell("fig = bench.plot(ds)"),
+        nbf.v4.new_code_cell('write_dataset_atomic(ds, Path(results_dir) / "bench_speed.nc")\n'
+                             'save_figure_atomic(fig, Path(figures_dir) / "bench_speed.png")'),
+    ]
+    return nb
 
 
 def build_explore():
