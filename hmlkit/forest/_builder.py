@@ -55,7 +55,7 @@ def dense_ranks(X):
 
 @nb.njit(parallel=True, cache=True)
 def _dense_ranks(X, R):
-    """(d, n) uint32 dense rank of every sample on every feature, computed
+    """Fill R (d, n) with the dense rank of every sample on every feature, computed
     once per fit: equal values share a rank, so the split search can sort a
     node by integer keys (radix) and cut between distinct values."""
     n, d = X.shape
@@ -292,10 +292,10 @@ def best_split_over(X, R, samples, features, n_layers, ly_indptr, ly_indices, la
                                                   has_layer, soft_pos, soft_neg, use_soft, cS, PS, MS)
     if k < 0:
         return -1, np.float32(0.0), 0.0, -1
-    K = node_layer_tags(samples, 0, n, k, layer_ptr[k + 1] - layer_ptr[k], ly_indptr, ly_indices, has_layer, soft_mode,
-                        soft_pos, soft_neg, layer_ptr[k], nptr, ntag, nrow, slots, nsoft)
+    K = node_layer_tags(samples, 0, n, k, layer_ptr, ly_indptr, ly_indices, has_layer, soft_mode, soft_pos, soft_neg,
+                        nptr, ntag, nrow, slots, nsoft)
     best_f, best_t, best_gain, _, _ = search_node(
-        X, R, samples, 0, n, features.copy(), False, 0, 0, np.zeros(1, np.uint64), keys, order, tmp, cnt, k, soft_mode,
+        X, R, samples, 0, n, features, False, 0, 0, np.zeros(1, np.uint64), keys, order, tmp, cnt, k, soft_mode,
         imp, sumS, sumsq, layer_ptr, nptr, ntag, nrow, slots, nsoft, K, cS, PS, MS, W, cL, PL, ML, T, min_leaf)
     clear_counts(samples, 0, n, k, ly_indptr, ly_indices, cS)
     return best_f, best_t, best_gain, k
@@ -363,9 +363,8 @@ def grow_tree(X, R, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_lay
                                                           layer_ptr, has_layer, soft_pos, soft_neg, use_soft,
                                                           cS, PS, MS)
             if k >= 0:
-                K = node_layer_tags(samples, start, end, k, layer_ptr[k + 1] - layer_ptr[k], ly_indptr, ly_indices,
-                                    has_layer, soft_mode, soft_pos, soft_neg, layer_ptr[k], nptr, ntag, nrow, slots,
-                                    nsoft)
+                K = node_layer_tags(samples, start, end, k, layer_ptr, ly_indptr, ly_indices, has_layer, soft_mode,
+                                    soft_pos, soft_neg, nptr, ntag, nrow, slots, nsoft)
                 best_f, best_t, _, best_rank, n_found = search_node(
                     X, R, samples, start, end, features, True, n_known, max_features, rng_state, keys, order, tmp,
                     cnt, k, soft_mode, imp, sumS, sumsq, layer_ptr, nptr, ntag, nrow, slots, nsoft, K, cS, PS, MS, W,

@@ -99,16 +99,17 @@ SLOTS_MAX = 6  # was 4; 6 is ~5 % faster on flat trecvid, where 38 % of samples 
 
 
 @nb.njit(cache=True)
-def node_layer_tags(samples, start, end, k, lsz, ly_indptr, ly_indices, has_layer, soft_mode, soft_pos, soft_neg,
-                    off, nptr, ntag, nrow, slots, nsoft):
+def node_layer_tags(samples, start, end, k, layer_ptr, ly_indptr, ly_indices, has_layer, soft_mode, soft_pos,
+                    soft_neg, nptr, ntag, nrow, slots, nsoft):
     """Copy the node's layer-k tags into node-local arrays, once per node;
     returns K, the number of fixed tag slots per position.
 
     Position a of the node (sample samples[start + a]) owns tags
     ntag[nptr[a]:nptr[a + 1]]; its first K of them are also in
-    slots[a*K : a*K + K], padded with dummy tags lsz + j (whose counts
-    stay 0; one per slot, so that dummy updates do not form one long
-    store-to-load chain). In soft mode a "missing" position a gets its own
+    slots[a*K : a*K + K], padded with dummy tags lsz + j (lsz the layer's
+    size; one per slot, so that dummy updates do not form one long
+    store-to-load chain; ``sweep_hard`` takes their counts off,
+    ``sweep_soft`` never reads them). In soft mode a "missing" position a gets its own
     row r = nrow[a] of ``nsoft`` (else nrow[a] = -1): nsoft[r, :lsz] holds
     the sample's y^+ and nsoft[r, lsz:2 lsz] its soft mass y^+ + y^- (the
     float32 sum, as ``layer_parent_stats`` adds it) for the layer's tags.
@@ -126,6 +127,8 @@ def node_layer_tags(samples, start, end, k, lsz, ly_indptr, ly_indices, has_laye
     1/32 of the node's samples exceed (capped at SLOTS_MAX); their extra
     tags take the rare slow path through ``nptr``/``ntag``."""
     N = end - start
+    off = layer_ptr[k]
+    lsz = layer_ptr[k + 1] - off
     hist = np.zeros(SLOTS_MAX + 2, np.int64)
     nptr[0] = 0
     b2 = 0
@@ -300,8 +303,7 @@ def sweep_soft(N, order, keys, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, MS, W
                 T[i] += T[i + h]
             top = h
             h //= 2
-        for i in range(top, 8):
-            T[i] = 0.0
+        # T[top:8] is still the zero padding when the layer has < 8 tags
         child = ((T[0] + T[1]) + (T[2] + T[3])) + ((T[4] + T[5]) + (T[6] + T[7]))
         gain = imp_S - child
         if gain > best:
