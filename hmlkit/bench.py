@@ -120,39 +120,46 @@ def _run_part(name, args):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _verdict(key, value, res):
-    """'met' / 'MISSED' against the target, which is set for tau = 1000
-    trees: a fit time measured with fewer trees is scaled linearly (tree
-    growth is linear in tau) and the verdict says so."""
-    if key not in TARGETS:
-        return ""
-    op, target = TARGETS[key]
-    note = ""
-    trees = res.get("trees", 1000)
-    if key.endswith("_fit_s") and trees != 1000:
-        value = _scaled(key, value, trees)
-        note = f" (x{1000.0 / trees:g} for tau=1000: {value:.0f})"
-    ok = value <= target if op == "<=" else value >= target
-    if _reduced(key, res):
-        return f"target {op} {target:g} is for the full profile{note}: no verdict"
-    return f"target {op} {target:g}{note}: {'met' if ok else 'MISSED'}"
-
-
 NUSWIDE_FULL = 17523  # the nuswide profile's size: its targets are set for it
 
 
-def _reduced(key, res):
-    """True for a nuswide figure measured on fewer samples than the full
-    profile: its target does not apply."""
-    return key.startswith("nuswide_") and res.get("nuswide_n", NUSWIDE_FULL) < NUSWIDE_FULL
+def _tau_factor(key, res):
+    """Factor taking a figure to tau = 1000 trees, where the targets are set:
+    1000 / trees for a fit time (tree growth is linear in tau), else 1."""
+    trees = res.get("trees", 1000)
+    return 1000.0 / trees if key.endswith("_fit_s") and trees != 1000 else 1.0
 
 
-def _scaled(key, value, trees):
-    """A fit time measured with ``trees`` trees, scaled to tau = 1000 (tree
-    growth is linear in tau); other figures unchanged."""
-    if key.endswith("_fit_s") and trees != 1000:
-        return value * 1000.0 / trees
-    return value
+def _judge(key, value, res):
+    """(value at tau = 1000, "met" / "missed" / "reduced data") of a targeted
+    figure; "reduced data" for a nuswide figure measured on fewer samples
+    than the full profile, whose target does not apply."""
+    op, target = TARGETS[key]
+    scaled = value * _tau_factor(key, res)
+    if key.startswith("nuswide_") and res.get("nuswide_n", NUSWIDE_FULL) < NUSWIDE_FULL:
+        return scaled, "reduced data"
+    ok = scaled <= target if op == "<=" else scaled >= target
+    return scaled, "met" if ok else "missed"
+
+
+def _verdict(key, value, res):
+    """The printed verdict of ``make bench`` (see ``_judge``); a fit time
+    measured with fewer trees says how it was scaled."""
+    if key not in TARGETS:
+        return ""
+    op, target = TARGETS[key]
+    scaled, verdict = _judge(key, value, res)
+    factor = _tau_factor(key, res)
+    note = f" (x{factor:g} for tau=1000: {scaled:.0f})" if factor != 1.0 else ""
+    if verdict == "reduced data":
+        return f"target {op} {target:g} is for the full profile{note}: no verdict"
+    return f"target {op} {target:g}{note}: {'met' if verdict == 'met' else 'MISSED'}"
+
+
+def _check_parts(parts):
+    unknown = [s for s in parts if s not in PARTS]
+    if unknown:
+        raise ValueError(f"unknown bench part(s) {unknown}; choose from {sorted(PARTS)}")
 
 
 def run(parts=("trecvid", "sklearn", "nuswide"), trees=1000, sklearn_trees=1000, nuswide_samples=None,
@@ -161,9 +168,7 @@ def run(parts=("trecvid", "sklearn", "nuswide"), trees=1000, sklearn_trees=1000,
     {part: {figure: value}}; what ``make bench`` prints and the
     ``studies/bench_speed.ipynb`` notebook stores."""
     parts = [parts] if isinstance(parts, str) else list(parts)
-    unknown = [s for s in parts if s not in PARTS]
-    if unknown:
-        raise ValueError(f"unknown bench part(s) {unknown}; choose from {sorted(PARTS)}")
+    _check_parts(parts)
     for name, v in (("trees", trees), ("sklearn_trees", sklearn_trees)):
         if not isinstance(v, int) or v < 1:
             raise ValueError(f"{name} must be a positive int, got {v!r}")
@@ -189,9 +194,7 @@ def to_dataset(results):
     for part, res in results.items():
         for key, (op, target) in TARGETS.items():
             if key in res:
-                scaled = _scaled(key, float(res[key]), res.get("trees", 1000))
-                ok = scaled <= target if op == "<=" else scaled >= target
-                verdict = "reduced data" if _reduced(key, res) else ("met" if ok else "missed")
+                scaled, verdict = _judge(key, float(res[key]), res)
                 rows.append((key, part, float(res[key]), scaled, target, op, verdict, int(res.get("trees", 0))))
     if not rows:
         raise ValueError("no targeted figure in the results")
@@ -244,9 +247,10 @@ def main(argv=None):
         print(json.dumps(res))
         return 0
     parts = [s.strip() for s in args.parts.split(",") if s.strip()]
-    unknown = [s for s in parts if s not in PARTS]
-    if unknown:
-        p.error(f"unknown part(s) {unknown}; choose from {sorted(PARTS)}")
+    try:
+        _check_parts(parts)
+    except ValueError as exc:
+        p.error(str(exc))
     print(f"hmlkit benchmark on {os.cpu_count()} core(s); numba threads: {os.environ.get('NUMBA_NUM_THREADS', 'all')}")
     for name in parts:
         res = run([name], args.trees, args.sklearn_trees, args.nuswide_samples, progress=None)[name]

@@ -22,7 +22,6 @@ All three run scikit-learn underneath. What the paper leaves open:
 """
 from __future__ import annotations
 
-
 import numba as nb
 import numpy as np
 import scipy.sparse as sp
