@@ -83,10 +83,39 @@ def test_runner_and_cli_fail_fast(tmp_path):
         run(["table9"], profile="quick", results_dir=tmp_path / "r")
     with pytest.raises(ValueError, match="unknown profile"):
         run(["table5_abstractness"], profile="huge", results_dir=tmp_path / "r")
+    with pytest.raises(ValueError, match="cell_timeout"):
+        run(["table5_abstractness"], profile="quick", results_dir=tmp_path / "r", cell_timeout=0)
     assert not (tmp_path / "r").exists()  # nothing started
+    assert cli(["run", "table5_abstractness", "--profile", "quick", "--cell-timeout", "-1",
+                "--results-dir", str(tmp_path / "r")]) == 2
     assert cli(["run", "table9", "--profile", "quick", "--results-dir", str(tmp_path / "r")]) == 2
     with pytest.raises(SystemExit):
         cli(["run", "--profile", "huge"])
+
+
+def test_runner_restarts_a_notebook_whose_cell_times_out(tmp_path, monkeypatch):
+    """A cell that never returns (as when a kernel's reply is lost) fails the notebook after the
+    cell timeout instead of hanging the run; one fresh start is tried first. The cell hangs only
+    on its first run (a marker file), so the retry succeeds; with no retry the failure names the
+    timeout."""
+    nbformat = pytest.importorskip("nbformat")
+    pytest.importorskip("papermill")
+    from hmlkit.studies import runner
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(
+        "import pathlib, time\nfirst = not pathlib.Path('marker').exists()\npathlib.Path('marker').touch()\n"
+        "if first:\n    time.sleep(120)")]
+    nbformat.write(nb, tmp_path / "hangs_once.ipynb")
+    monkeypatch.setattr(runner, "notebook_path", lambda name: tmp_path / f"{name}.ipynb")
+    out = tmp_path / "out.ipynb"
+    res = runner._execute("hangs_once", {}, out, tmp_path, "python3", cell_timeout=3, retries=0)
+    assert not res.ok and "3 s cell timeout" in res.error and res.seconds < 60
+    (tmp_path / "marker").unlink()
+    res = runner._execute("hangs_once", {}, out, tmp_path, "python3", cell_timeout=3, retries=1)
+    assert res.ok, res.error
+    assert res.seconds < 60
 
 
 # ------------------------------------------------------------------ grids

@@ -37,6 +37,9 @@ def main(argv=None):
     r.add_argument("--set", type=_param, action="append", default=[], metavar="KEY=VALUE",
                    help="override a notebook parameter, e.g. --set seed=1")
     r.add_argument("--kernel", default=None, help="Jupyter kernel name (default python3)")
+    r.add_argument("--cell-timeout", type=float, default=None, metavar="SECONDS",
+                   help="seconds a cell may run before its notebook is restarted once, then failed "
+                        "(default by profile: quick 600, standard 3600, paper none)")
     rep = sub.add_parser("report", help="rewrite REPORT.md from existing results")
     rep.add_argument("--results-dir", default="results")
     rep.add_argument("--figures-dir", default="figures")
@@ -56,7 +59,8 @@ def main(argv=None):
     try:
         res = run(args.names, profile=args.profile, jobs=args.jobs, results_dir=args.results_dir,
                   figures_dir=args.figures_dir, executed_dir=args.executed_dir, parameters=dict(args.set),
-                  kernel_name=args.kernel)
+                  kernel_name=args.kernel,
+                  cell_timeout="profile" if args.cell_timeout is None else args.cell_timeout)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

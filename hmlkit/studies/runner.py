@@ -41,8 +41,20 @@ def thread_env(n_jobs):
     return {var: str(int(n_jobs)) for var in THREAD_VARS}
 
 
-def _execute(name, parameters, output, cwd, kernel_name):
-    """One notebook under papermill (runs in a worker process)."""
+# Per-cell execution timeout (seconds) by profile, and how often a notebook whose cell timed
+# out is started again. Why: once in about six quick runs, a kernel finished a cell but its
+# reply never reached nbclient, which then waited forever (papermill's default is no
+# timeout). The longest quick cell takes well under a minute, the longest standard one
+# about 8 min; paper-profile cells can take hours and get no timeout.
+CELL_TIMEOUT = {"quick": 600, "standard": 3600, "paper": None}
+TIMEOUT_RETRIES = 1
+
+
+def _execute(name, parameters, output, cwd, kernel_name, cell_timeout=None, retries=TIMEOUT_RETRIES):
+    """One notebook under papermill (runs in a worker process). A notebook whose cell
+    runs past ``cell_timeout`` seconds is started afresh up to ``retries`` times (its
+    results are written atomically, so a cut-short attempt leaves nothing half-written);
+    any other failure is reported at once."""
     import papermill as pm
 
     os.environ["PYTHONPATH"] = os.pathsep.join(
@@ -50,14 +62,22 @@ def _execute(name, parameters, output, cwd, kernel_name):
     for var, value in thread_env(parameters.get("n_jobs", 1)).items():
         os.environ.setdefault(var, value)
     t0 = time.time()
-    try:
-        pm.execute_notebook(str(notebook_path(name)), str(output), parameters=parameters, cwd=str(cwd),
-                            kernel_name=kernel_name, progress_bar=False, log_output=False)
-        return RunResult(name, True, time.time() - t0, str(output))
-    except Exception as exc:  # reported, the other studies go on
-        msg = str(exc).strip().splitlines()
-        short = next((l for l in reversed(msg) if l.strip()), type(exc).__name__)
-        return RunResult(name, False, time.time() - t0, str(output), short[:500])
+    for attempt in range(retries + 1):
+        try:
+            pm.execute_notebook(str(notebook_path(name)), str(output), parameters=parameters, cwd=str(cwd),
+                                kernel_name=kernel_name, progress_bar=False, log_output=False,
+                                execution_timeout=cell_timeout)
+            return RunResult(name, True, time.time() - t0, str(output))
+        except TimeoutError as exc:  # nbclient's CellTimeoutError: start again
+            if attempt < retries:
+                continue
+            return RunResult(name, False, time.time() - t0, str(output),
+                             f"a cell ran past the {cell_timeout} s cell timeout ({type(exc).__name__}; "
+                             f"{attempt + 1} attempt{'s' if attempt else ''})")
+        except Exception as exc:  # reported, the other studies go on
+            msg = str(exc).strip().splitlines()
+            short = next((l for l in reversed(msg) if l.strip()), type(exc).__name__)
+            return RunResult(name, False, time.time() - t0, str(output), short[:500])
 
 
 def resolve_names(names):
@@ -75,8 +95,12 @@ def resolve_names(names):
 
 
 def run(names=None, profile="standard", jobs=None, results_dir="results", figures_dir="figures",
-        executed_dir=None, parameters=None, kernel_name=None, cwd=None, report=True, log=print):
+        executed_dir=None, parameters=None, kernel_name=None, cwd=None, report=True, log=print,
+        cell_timeout="profile"):
     """Execute studies ``names`` (all by default) in ``profile``; returns [RunResult].
+
+    ``cell_timeout``: seconds a cell may run before its notebook is started again (once)
+    and then reported failed; "profile" takes ``CELL_TIMEOUT[profile]``, None waits forever.
 
     ``jobs`` notebooks run at once (default: min(#studies, #cores)); each gets
     ``n_jobs = cores // jobs`` threads. Executed notebooks go to ``executed_dir``
@@ -84,6 +108,10 @@ def run(names=None, profile="standard", jobs=None, results_dir="results", figure
     """
     check_profile(profile)
     names = resolve_names(names)
+    if cell_timeout == "profile":
+        cell_timeout = CELL_TIMEOUT[profile]
+    if cell_timeout is not None and not cell_timeout > 0:
+        raise ValueError(f"cell_timeout must be a positive number of seconds or None, got {cell_timeout!r}")
     cores = os.cpu_count() or 1
     jobs = max(1, min(len(names), cores if jobs is None else int(jobs)))
     n_jobs = max(1, cores // jobs)
@@ -108,7 +136,7 @@ def run(names=None, profile="standard", jobs=None, results_dir="results", figure
             params = dict(base)
             if name in EXTRA_NOTEBOOKS:
                 params = {k: v for k, v in params.items() if k in ("profile", "n_jobs")}
-            futs[pool.submit(_execute, name, params, out, cwd, kernel_name)] = name
+            futs[pool.submit(_execute, name, params, out, cwd, kernel_name, cell_timeout)] = name
         for i, fut in enumerate(as_completed(futs), 1):
             r = fut.result()
             results.append(r)
