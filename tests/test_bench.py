@@ -48,11 +48,12 @@ def test_run_rejects_bad_input(kwargs, msg):
 
 
 def test_bench_notebook_runs_and_stores_its_figures(tmp_path):
-    pm = pytest.importorskip("papermill")
+    pytest.importorskip("papermill")
+    from _notebooks import execute_notebook
     from pathlib import Path
 
     nb = Path(__file__).resolve().parents[1] / "studies" / "bench_speed.ipynb"
-    pm.execute_notebook(str(nb), str(tmp_path / "out.ipynb"), kernel_name="python3", progress_bar=False,
+    execute_notebook(str(nb), str(tmp_path / "out.ipynb"), kernel_name="python3", progress_bar=False,
                         parameters={"trees": 3, "sklearn_trees": 3, "nuswide_samples": 300,
                                     "results_dir": str(tmp_path / "results"),
                                     "figures_dir": str(tmp_path / "figures")})

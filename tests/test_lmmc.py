@@ -75,11 +75,11 @@ def test_bad_input():
 def test_seed_notebook_runs_quick(tmp_path):
     import pathlib
 
-    import papermill as pm
+    from _notebooks import execute_notebook
     import xarray as xr
 
     root = pathlib.Path(__file__).resolve().parents[1]
-    pm.execute_notebook(str(root / "studies/seed_lmmc.ipynb"), str(tmp_path / "out.ipynb"),
+    execute_notebook(str(root / "studies/seed_lmmc.ipynb"), str(tmp_path / "out.ipynb"),
                         parameters={"profile": "quick", "n_seeds": 1, "results_dir": str(tmp_path / "r"),
                                     "figures_dir": str(tmp_path / "f")}, cwd=str(root), progress_bar=False)
     ds = xr.open_dataset(tmp_path / "r/seed_lmmc.nc")
@@ -87,5 +87,5 @@ def test_seed_notebook_runs_quick(tmp_path):
     assert ((ds.score >= 0) & (ds.score <= 100)).all()
     assert (tmp_path / "f/seed_lmmc.png").exists()
     with pytest.raises(Exception, match="profile must be one of"):
-        pm.execute_notebook(str(root / "studies/seed_lmmc.ipynb"), str(tmp_path / "bad.ipynb"),
+        execute_notebook(str(root / "studies/seed_lmmc.ipynb"), str(tmp_path / "bad.ipynb"),
                             parameters={"profile": "huge"}, cwd=str(root), progress_bar=False)

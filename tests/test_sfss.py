@@ -187,14 +187,14 @@ def test_seed_sfss_notebook_quick(tmp_path):
     import os
     from pathlib import Path
 
-    import papermill as pm
+    from _notebooks import execute_notebook
     import xarray as xr
 
     root = Path(__file__).resolve().parent.parent
     env_path = os.environ.get("PYTHONPATH", "")
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env_path) if p)
     try:
-        pm.execute_notebook(str(root / "studies" / "seed_sfss.ipynb"), str(tmp_path / "out.ipynb"),
+        execute_notebook(str(root / "studies" / "seed_sfss.ipynb"), str(tmp_path / "out.ipynb"),
                             parameters=dict(profile="quick", results_dir=str(tmp_path / "results"),
                                             figures_dir=str(tmp_path / "figures")),
                             cwd=str(root), progress_bar=False, kernel_name="python3")
