@@ -49,14 +49,15 @@ def test_run_rejects_bad_input(kwargs, msg):
 
 def test_bench_notebook_runs_and_stores_its_figures(tmp_path):
     pytest.importorskip("papermill")
-    from _notebooks import execute_notebook
+    from hmlkit.studies.runner import CELL_TIMEOUT, execute_notebook
     from pathlib import Path
 
     nb = Path(__file__).resolve().parents[1] / "studies" / "bench_speed.ipynb"
     execute_notebook(str(nb), str(tmp_path / "out.ipynb"), kernel_name="python3", progress_bar=False,
-                        parameters={"trees": 3, "sklearn_trees": 3, "nuswide_samples": 300,
-                                    "results_dir": str(tmp_path / "results"),
-                                    "figures_dir": str(tmp_path / "figures")})
+                     parameters={"trees": 3, "sklearn_trees": 3, "nuswide_samples": 300,
+                                 "results_dir": str(tmp_path / "results"),
+                                 "figures_dir": str(tmp_path / "figures")},
+                     cell_timeout=CELL_TIMEOUT["quick"])
     ds = xr.load_dataset(tmp_path / "results" / "bench_speed.nc")
     assert (tmp_path / "figures" / "bench_speed.png").stat().st_size > 0
     assert set(ds["figure"].values) == set(bench.TARGETS)

@@ -116,13 +116,14 @@ def test_bad_input():
 def test_seed_notebook_runs_quick(tmp_path):
     import pathlib
 
-    from _notebooks import execute_notebook
+    from hmlkit.studies.runner import CELL_TIMEOUT, execute_notebook
     import xarray as xr
 
     root = pathlib.Path(__file__).resolve().parents[1]
     execute_notebook(str(root / "studies/seed_ghfart.ipynb"), str(tmp_path / "out.ipynb"),
-                        parameters={"profile": "quick", "n_seeds": 1, "results_dir": str(tmp_path / "r"),
-                                    "figures_dir": str(tmp_path / "f")}, cwd=str(root), progress_bar=False)
+                     parameters={"profile": "quick", "n_seeds": 1, "results_dir": str(tmp_path / "r"),
+                                 "figures_dir": str(tmp_path / "f")}, cwd=str(root), progress_bar=False,
+                     cell_timeout=CELL_TIMEOUT["quick"])
     ds = xr.open_dataset(tmp_path / "r/seed_ghfart.nc")
     assert ds.score.sizes["variant"] == 4 and float(ds.timing_s) > 0
     assert (tmp_path / "f/seed_ghfart.png").exists()

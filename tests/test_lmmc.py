@@ -75,17 +75,19 @@ def test_bad_input():
 def test_seed_notebook_runs_quick(tmp_path):
     import pathlib
 
-    from _notebooks import execute_notebook
+    from hmlkit.studies.runner import CELL_TIMEOUT, execute_notebook
     import xarray as xr
 
     root = pathlib.Path(__file__).resolve().parents[1]
     execute_notebook(str(root / "studies/seed_lmmc.ipynb"), str(tmp_path / "out.ipynb"),
-                        parameters={"profile": "quick", "n_seeds": 1, "results_dir": str(tmp_path / "r"),
-                                    "figures_dir": str(tmp_path / "f")}, cwd=str(root), progress_bar=False)
+                     parameters={"profile": "quick", "n_seeds": 1, "results_dir": str(tmp_path / "r"),
+                                 "figures_dir": str(tmp_path / "f")}, cwd=str(root), progress_bar=False,
+                     cell_timeout=CELL_TIMEOUT["quick"])
     ds = xr.open_dataset(tmp_path / "r/seed_lmmc.nc")
     assert set(ds.method.values) == {"LMMC", "MMC", "SC", "KM", "NC"}
     assert ((ds.score >= 0) & (ds.score <= 100)).all()
     assert (tmp_path / "f/seed_lmmc.png").exists()
     with pytest.raises(Exception, match="profile must be one of"):
         execute_notebook(str(root / "studies/seed_lmmc.ipynb"), str(tmp_path / "bad.ipynb"),
-                            parameters={"profile": "huge"}, cwd=str(root), progress_bar=False)
+                         parameters={"profile": "huge"}, cwd=str(root), progress_bar=False,
+                         cell_timeout=CELL_TIMEOUT["quick"])

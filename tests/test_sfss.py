@@ -187,7 +187,7 @@ def test_seed_sfss_notebook_quick(tmp_path):
     import os
     from pathlib import Path
 
-    from _notebooks import execute_notebook
+    from hmlkit.studies.runner import CELL_TIMEOUT, execute_notebook
     import xarray as xr
 
     root = Path(__file__).resolve().parent.parent
@@ -195,9 +195,10 @@ def test_seed_sfss_notebook_quick(tmp_path):
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env_path) if p)
     try:
         execute_notebook(str(root / "studies" / "seed_sfss.ipynb"), str(tmp_path / "out.ipynb"),
-                            parameters=dict(profile="quick", results_dir=str(tmp_path / "results"),
-                                            figures_dir=str(tmp_path / "figures")),
-                            cwd=str(root), progress_bar=False, kernel_name="python3")
+                         parameters=dict(profile="quick", results_dir=str(tmp_path / "results"),
+                                         figures_dir=str(tmp_path / "figures")),
+                         cwd=str(root), progress_bar=False, kernel_name="python3",
+                         cell_timeout=CELL_TIMEOUT["quick"])
     finally:
         os.environ["PYTHONPATH"] = env_path
     ds = xr.open_dataset(tmp_path / "results" / "seed_sfss.nc")

@@ -50,34 +50,43 @@ CELL_TIMEOUT = {"quick": 600, "standard": 3600, "paper": None}
 TIMEOUT_RETRIES = 1
 
 
-def _execute(name, parameters, output, cwd, kernel_name, cell_timeout=None, retries=TIMEOUT_RETRIES):
-    """One notebook under papermill (runs in a worker process). A notebook whose cell
-    runs past ``cell_timeout`` seconds is started afresh up to ``retries`` times (its
-    results are written atomically, so a cut-short attempt leaves nothing half-written);
-    any other failure is reported at once."""
+def execute_notebook(input_path, output_path, cell_timeout=None, retries=TIMEOUT_RETRIES, **kwargs):
+    """``papermill.execute_notebook`` with a per-cell timeout: a notebook whose cell runs
+    past ``cell_timeout`` seconds is started afresh from a new kernel up to ``retries``
+    times, then nbclient's ``CellTimeoutError`` (a ``TimeoutError``) is raised. Study
+    results are written atomically, so a cut-short attempt leaves nothing half-written.
+    Other papermill keywords pass through (``progress_bar`` defaults to False)."""
     import papermill as pm
 
+    kwargs.setdefault("progress_bar", False)
+    for attempt in range(retries + 1):
+        try:
+            return pm.execute_notebook(str(input_path), str(output_path), execution_timeout=cell_timeout, **kwargs)
+        except TimeoutError:
+            if attempt == retries:
+                raise
+
+
+def _execute(name, parameters, output, cwd, kernel_name, cell_timeout=None, retries=TIMEOUT_RETRIES):
+    """One notebook under papermill (runs in a worker process), restarted on a cell
+    timeout as ``execute_notebook`` does; any failure is reported, not raised."""
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(REPO_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
     for var, value in thread_env(parameters.get("n_jobs", 1)).items():
         os.environ.setdefault(var, value)
     t0 = time.time()
-    for attempt in range(retries + 1):
-        try:
-            pm.execute_notebook(str(notebook_path(name)), str(output), parameters=parameters, cwd=str(cwd),
-                                kernel_name=kernel_name, progress_bar=False, log_output=False,
-                                execution_timeout=cell_timeout)
-            return RunResult(name, True, time.time() - t0, str(output))
-        except TimeoutError as exc:  # nbclient's CellTimeoutError: start again
-            if attempt < retries:
-                continue
-            return RunResult(name, False, time.time() - t0, str(output),
-                             f"a cell ran past the {cell_timeout} s cell timeout ({type(exc).__name__}; "
-                             f"{attempt + 1} attempt{'s' if attempt else ''})")
-        except Exception as exc:  # reported, the other studies go on
-            msg = str(exc).strip().splitlines()
-            short = next((l for l in reversed(msg) if l.strip()), type(exc).__name__)
-            return RunResult(name, False, time.time() - t0, str(output), short[:500])
+    try:
+        execute_notebook(notebook_path(name), output, cell_timeout, retries, parameters=parameters, cwd=str(cwd),
+                         kernel_name=kernel_name, log_output=False)
+        return RunResult(name, True, time.time() - t0, str(output))
+    except TimeoutError as exc:
+        return RunResult(name, False, time.time() - t0, str(output),
+                         f"a cell ran past the {cell_timeout} s cell timeout ({type(exc).__name__}; "
+                         f"{retries + 1} attempt{'s' if retries else ''})")
+    except Exception as exc:  # reported, the other studies go on
+        msg = str(exc).strip().splitlines()
+        short = next((l for l in reversed(msg) if l.strip()), type(exc).__name__)
+        return RunResult(name, False, time.time() - t0, str(output), short[:500])
 
 
 def resolve_names(names):
