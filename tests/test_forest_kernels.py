@@ -26,7 +26,7 @@ def _case(seed, n, d, m, n_layers, density=0.25, untagged=0.2):
 def _kernel(X, Y, layers, pos, neg, use_soft, features, min_leaf, S=None):
     tags = build_tag_arrays(sp.csr_matrix(Y), layers, (pos, neg) if use_soft else None)
     S = np.arange(X.shape[0]) if S is None else S
-    return _builder.best_split_over(X, _builder.dense_ranks(X), S.astype(np.int64), np.asarray(features, np.int64), *tags.kernel_args(),
+    return _builder.best_split_over(X, *_builder.feature_keys(X), S.astype(np.int64), np.asarray(features, np.int64), *tags.kernel_args(),
                                     min_leaf)
 
 
@@ -85,6 +85,119 @@ def test_soft_split_search_matches_reference_for_wide_layers(lsz):
     assert (k, f) == (0, rf) and rk == 0
     assert np.float32(t) == np.float32(rt)
     assert g == pytest.approx(rg, rel=1e-9, abs=1e-12)
+
+
+def _sparse_features(rng, n, d, where):
+    """Features whose most frequent value (the mode, whose samples the sweeps
+    skip) is the smallest, a middle or the largest value: ReLU-like, a
+    zero-heavy five-level grid, or minus ReLU."""
+    Z = rng.normal(size=(n, d))
+    if where == "bottom":
+        X = np.maximum(Z - 0.8, 0)
+    elif where == "middle":
+        X = np.where(rng.random((n, d)) < 0.6, 0.0, rng.integers(-2, 3, (n, d)))
+    else:
+        X = -np.maximum(Z - 0.8, 0)
+    return X.astype(np.float32)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("where", ["bottom", "middle", "top"])
+@pytest.mark.parametrize("mode", ["flat", "soft"])
+def test_split_search_matches_reference_on_sparse_features(seed, where, mode):
+    """Most samples share one value (as in CNN or bag-of-words features):
+    the sweeps go forward below it and backward above it; the best cut,
+    threshold and gain are still the reference's, on the whole set and on
+    a random node where the mode may be rare or absent."""
+    rng = np.random.default_rng(200 + seed)
+    n_layers = 1 if mode == "flat" else 2
+    _, Y, layers, pos, neg = _case(300 + seed, n=70, d=5, m=6, n_layers=n_layers)
+    X = _sparse_features(rng, 70, 5, where)
+    X[:, 4] = np.where(rng.random(70) < 0.9, 1.5, X[:, 4])  # 90 % at one value
+    features = np.arange(5)
+    for S in (np.arange(70), np.sort(rng.choice(70, 30, replace=False))):
+        min_leaf = 1 + seed % 3
+        f, t, g, k = _kernel(X, Y, layers, pos, neg, mode == "soft", features, min_leaf, S)
+        rf, rt, rg, rk = reference_best_split(X, S, features, Y, layers, pos, neg, mode == "soft", min_leaf)
+        assert (k, f) == (rk, rf)
+        assert np.float32(t) == np.float32(rt)
+        assert g == pytest.approx(rg, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("use_soft", [False, True])
+def test_skipping_the_mode_grows_the_same_tree(use_soft):
+    """The sweeps never visit the samples at a feature's mode (a cut inside
+    them is a tie); a tree grown so equals one grown with nothing skipped
+    (a mode rank no sample has: one forward sweep over the whole node)."""
+    rng = np.random.default_rng(11)
+    n = 400
+    X = _sparse_features(rng, n, 8, "bottom")
+    X[:, 4:] = _sparse_features(rng, n, 4, "middle")
+    _, Y, layers, pos, neg = _case(12, n=n, d=2, m=8, n_layers=2, untagged=0.3)
+    tags = build_tag_arrays(sp.csr_matrix(Y), layers, (pos, neg) if use_soft else None)
+    R, mode_rank, mode_val = _builder.feature_keys(X)
+    assert (mode_rank > 0).any() and (mode_rank == 0).any()  # modes at the bottom and inside
+    out = []
+    for mr in (mode_rank, np.full_like(mode_rank, np.iinfo(np.uint32).max)):
+        leaf = np.full(n, -1, np.int32)
+        out.append(_builder.grow_tree(X, R, mr, mode_val, np.arange(n, dtype=np.int64), *tags.kernel_args(), 3, 3,
+                                      np.array([7], np.uint64), leaf) + (leaf,))
+    assert out[0][5] > 10
+    for a, b in zip(out[0], out[1]):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("side", ["above", "below"])
+@pytest.mark.parametrize("mode", ["flat", "soft"])
+def test_no_cut_inside_equal_values_on_either_side_of_the_mode(side, mode):
+    """Ten samples at the mode 0 (tag A); six at 1 (the first five A, the
+    last B) and four at 2 (B). Cutting inside the run of 1s could separate A
+    from B perfectly, but samples with equal values cannot be split: the cut
+    is 0 | 1 or 1 | 2, as the reference finds. Mirrored for a run below the
+    mode, and with the node's samples in reverse order."""
+    x = np.array([0.0] * 10 + [1.0] * 6 + [2.0] * 4, np.float32)
+    Y = np.zeros((20, 3), np.uint8)
+    Y[:15, 0] = 1  # A
+    Y[15:, 1] = 1  # B
+    Y[:, 2] = 1  # a second-layer tag every sample has, so that soft mode has a layer below
+    Y[[2, 17], :2] = 0  # two samples missing in the first layer (soft in soft mode)
+    X = (x if side == "above" else -x)[:, None]
+    layers = [np.array([0, 1]), np.array([2])]
+    pos = np.full((20, 3), 0.5, np.float32)
+    neg = np.full((20, 3), 0.5, np.float32)
+    for S in (np.arange(20), np.arange(20)[::-1].copy()):
+        f, t, g, k = _kernel(X, Y, layers, pos, neg, mode == "soft", [0], 1, S)
+        rf, rt, rg, rk = reference_best_split(X, S, [0], Y, layers, pos, neg, mode == "soft", 1)
+        assert (f, k) == (rf, rk) == (0, 0)
+        legal = (0.5, 1.5) if side == "above" else (-0.5, -1.5)
+        assert t in legal and np.float32(t) == np.float32(rt)
+        assert g == pytest.approx(rg, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["flat", "soft"])
+def test_equal_gains_either_side_of_the_mode_take_the_leftmost_cut(mode):
+    """-1 (tag A) x4, the mode 0 (tag B) x10, 1 (tag A) x4: the cuts -1 | 0
+    (forward sweep) and 0 | 1 (backward sweep) have the same gain; the
+    leftmost wins, as in one left-to-right sweep and in the reference."""
+    X = np.array([-1.0] * 4 + [0.0] * 10 + [1.0] * 4, np.float32)[:, None]
+    Y = np.zeros((18, 3), np.uint8)
+    Y[:4, 0] = Y[14:, 0] = 1
+    Y[4:14, 1] = 1
+    Y[:, 2] = 1
+    Y[[0, 17, 8], :2] = 0  # symmetric soft samples
+    layers = [np.array([0, 1]), np.array([2])]
+    half = np.full((18, 3), 0.5, np.float32)
+    f, t, g, k = _kernel(X, Y, layers, half, half, mode == "soft", [0], 1)
+    rf, rt, rg, rk = reference_best_split(X, np.arange(18), [0], Y, layers, half, half, mode == "soft", 1)
+    assert (f, k, t) == (0, 0, -0.5) and np.float32(rt) == np.float32(t)
+    assert g == pytest.approx(rg, rel=1e-9, abs=1e-12)
+
+
+def test_feature_keys_mode_is_the_most_frequent_value():
+    X = np.array([[0, 3], [1, 3], [0, 2], [2, 2], [0, 1]], np.float32)
+    R, mode_rank, mode_val = _builder.feature_keys(X)
+    np.testing.assert_array_equal(mode_rank, [0, 1])  # feature 1: 2 and 3 tie, the smaller rank wins
+    np.testing.assert_array_equal(mode_val, [0.0, 2.0])
 
 
 def test_soft_tags_change_the_split():
@@ -163,9 +276,10 @@ def test_dense_ranks_match_scipy_and_both_key_widths_grow_the_same_tree():
     Y = (rng.random((300, 5)) < 0.3).astype(np.uint8)
     tags = build_tag_arrays(sp.csr_matrix(Y), [np.arange(2), np.arange(2, 5)])
     out = []
+    _, mode_rank, mode_val = _builder.feature_keys(X)
     for keys in (R, R.astype(np.uint32)):
         leaf = np.full(300, -1, np.int32)
-        out.append(_builder.grow_tree(X, keys, np.arange(300, dtype=np.int64), *tags.kernel_args(), 3, 2,
+        out.append(_builder.grow_tree(X, keys, mode_rank, mode_val, np.arange(300, dtype=np.int64), *tags.kernel_args(), 3, 2,
                                       np.array([99], np.uint64), leaf))
     for a, b in zip(out[0][:5], out[1][:5]):
         np.testing.assert_array_equal(a, b)

@@ -70,6 +70,36 @@ def _dense_ranks(X, R):
             R[f, order[a]] = r
 
 
+def feature_keys(X):
+    """The integer keys the split search works on: dense ranks R (d, n)
+    (see ``dense_ranks``) and each feature's mode, its most frequent rank
+    (the smallest of equals) and that rank's value in X. The sweeps skip the
+    mode's samples (``sweep_hard``): on sparse features, most of a node."""
+    R = dense_ranks(X)
+    mode_rank = np.empty(X.shape[1], np.uint32)
+    mode_val = np.empty(X.shape[1], np.float32)
+    _feature_modes(X, R, mode_rank, mode_val)
+    return R, mode_rank, mode_val
+
+
+@nb.njit(parallel=True, cache=True)
+def _feature_modes(X, R, mode_rank, mode_val):
+    d, n = R.shape
+    for f in nb.prange(d):
+        cnt = np.zeros(n, np.int64)
+        for a in range(n):
+            cnt[R[f, a]] += 1
+        best = 0
+        for r in range(n):
+            if cnt[r] > cnt[best]:
+                best = r
+        mode_rank[f] = best
+        for a in range(n):
+            if R[f, a] == best:
+                mode_val[f] = X[a, f]
+                break
+
+
 @nb.njit(cache=True)
 def _sort_keys(keys, N, kmin, kmax, order, tmp, cnt):
     """An order of keys[:N] (uint32 ranks) into ``order``, by node size and
@@ -135,9 +165,9 @@ def _sort_keys(keys, N, kmin, kmax, order, tmp, cnt):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def search_node(X, R, samples, start, end, features, draw, n_known, max_features, rng_state, keys, order, tmp, cnt,
-                k, soft_mode, imp_S, sumS, sumsqS, layer_ptr, nptr, ntag, nrow, slots, nsoft, K, cS, PS, MS, W, cL, PL,
-                ML, T, min_leaf):
+def search_node(X, R, mode_rank, mode_val, samples, start, end, features, draw, n_known, max_features, rng_state,
+                keys, order, tmp, cnt, cpos, pos, skey, k, soft_mode, imp_S, sumS, sumsqS, layer_ptr, nptr, ntag, nrow,
+                slots, nsoft, K, cS, PS, MS, W, cL, PL, ML, T, min_leaf):
     """Best split of one node: (feature, threshold, gain, rank of the first
     right sample, number of features newly found constant); feature -1
     when no cut has a positive gain. The node's tags are in node-local form
@@ -190,12 +220,20 @@ def search_node(X, R, samples, start, end, features, draw, n_known, max_features
             f_j = nxt
             nxt += 1
         f = features[f_j]
-        # gather the node's integer keys on f
+        # gather the node's integer keys on f, leaving out those equal to the
+        # feature's mode (branch-free compaction): keys[:m] and their node
+        # positions cpos[:m]; g0 of them are below the mode
+        md = mode_rank[f]
         kmin = np.uint32(0xFFFFFFFF)
         kmax = np.uint32(0)
+        m = 0
+        g0 = 0
         for a in range(N):
             v = R[f, samples[start + a]]
-            keys[a] = v
+            keys[m] = v
+            cpos[m] = a
+            m += v != md
+            g0 += v < md
             if v < kmin:
                 kmin = v
             if v > kmax:
@@ -211,17 +249,41 @@ def search_node(X, R, samples, start, end, features, draw, n_known, max_features
             f_i -= 1
             features[f_j] = features[f_i]
             features[f_i] = f
-        srt = _sort_keys(keys, N, kmin, kmax, order, tmp, cnt)
+        srt = _sort_keys(keys, m, kmin, kmax, order, tmp, cnt)
+        for p in range(m):
+            i = srt[p]
+            pos[p] = cpos[i]
+            skey[p] = keys[i]
         if soft_mode:
-            gain, nl = sweep_soft(N, srt, keys, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, MS, W, PL, ML, T, min_leaf,
-                                  imp_S)
+            gain, nl = sweep_soft(N, m, g0, pos, skey, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, MS, W, PL, ML, T,
+                                  min_leaf, imp_S)
         else:
-            gain, nl = sweep_hard(N, srt, keys, nptr, ntag, slots, K, lsz, cS, cL, min_leaf, imp_S, sumS, sumsqS)
+            gain, nl = sweep_hard(N, m, g0, pos, skey, nptr, ntag, slots, K, lsz, cS, cL, min_leaf, imp_S, sumS,
+                                  sumsqS)
         if nl > 0 and gain > best_gain:
             best_gain = gain
             best_f = f
-            best_t = _midpoint(X[samples[start + srt[nl - 1]], f], X[samples[start + srt[nl]], f])
-            best_rank = keys[srt[nl]]
+            # the samples either side of the cut, in key order: pos[:g0],
+            # then N - m samples at the mode, then pos[g0:m]
+            cm = N - m
+            q = nl - 1
+            if q < g0:
+                lo_val = X[samples[start + pos[q]], f]
+            elif q < g0 + cm:
+                lo_val = mode_val[f]
+            else:
+                lo_val = X[samples[start + pos[q - cm]], f]
+            q = nl
+            if q < g0:
+                hi_val = X[samples[start + pos[q]], f]
+                best_rank = skey[q]
+            elif q < g0 + cm:
+                hi_val = mode_val[f]
+                best_rank = md
+            else:
+                hi_val = X[samples[start + pos[q - cm]], f]
+                best_rank = skey[q - cm]
+            best_t = _midpoint(lo_val, hi_val)
     return best_f, best_t, best_gain, best_rank, n_found
 
 
@@ -257,7 +319,7 @@ def soft_rows(samples, n_layers, has_layer, use_soft):
 
 @nb.njit(cache=True, error_model="numpy")
 def _workspace(n, n_layers, layer_ptr, n_tag_entries, n_soft_rows):
-    """keys, order, tmp, cnt (sorting); cS, PS, MS, W, cL, PL, ML (per-tag
+    """keys, order, tmp, cnt, cpos, pos, skey (sorting); cS, PS, MS, W, cL, PL, ML (per-tag
     statistics, with spare entries for the dummy tags); nptr, ntag, nrow, slots,
     nsoft (node-local tags, see ``node_layer_tags``); T (per-tag terms of
     ``sweep_soft``)."""
@@ -270,6 +332,7 @@ def _workspace(n, n_layers, layer_ptr, n_tag_entries, n_soft_rows):
             soft_width = max(soft_width, size)
     m = max_layer + SLOTS_MAX
     return (np.empty(n, np.uint32), np.empty(n, np.int64), np.empty(n, np.int64), np.zeros(max(n, 256) + 1, np.int64),
+            np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.uint32),
             np.zeros(m, np.int64), np.zeros(m, np.float64), np.zeros(m, np.float64), np.zeros(m, np.float64),
             np.zeros(m, np.int64), np.zeros(m, np.float64), np.zeros(m, np.float64), np.empty(n + 1, np.int64),
             np.empty(max(n_tag_entries, 1), np.int32), np.empty(n, np.int64), np.empty(n * SLOTS_MAX, np.int32),
@@ -277,16 +340,17 @@ def _workspace(n, n_layers, layer_ptr, n_tag_entries, n_soft_rows):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def best_split_over(X, R, samples, features, n_layers, ly_indptr, ly_indices, layer_ptr,
+def best_split_over(X, R, mode_rank, mode_val, samples, features, n_layers, ly_indptr, ly_indices, layer_ptr,
                     has_layer, soft_pos, soft_neg, use_soft, min_leaf):
     """Best split of the node holding ``samples`` among the given features
-    (Algorithm 1 with a fixed candidate list); R = dense_ranks(X).
+    (Algorithm 1 with a fixed candidate list); R, mode_rank, mode_val =
+    feature_keys(X).
     For tests and inspection.
 
     Returns (feature, threshold, gain, target_layer); feature -1 if no split.
     """
     n = samples.shape[0]
-    keys, order, tmp, cnt, cS, PS, MS, W, cL, PL, ML, nptr, ntag, nrow, slots, nsoft, T = _workspace(
+    keys, order, tmp, cnt, cpos, pos, skey, cS, PS, MS, W, cL, PL, ML, nptr, ntag, nrow, slots, nsoft, T = _workspace(
         n, n_layers, layer_ptr, tag_entries(samples, ly_indptr), soft_rows(samples, n_layers, has_layer, use_soft))
     k, soft_mode, imp, sumS, sumsq = target_layer(samples, 0, n, n_layers, ly_indptr, ly_indices, layer_ptr,
                                                   has_layer, soft_pos, soft_neg, use_soft, cS, PS, MS)
@@ -295,19 +359,21 @@ def best_split_over(X, R, samples, features, n_layers, ly_indptr, ly_indices, la
     K = node_layer_tags(samples, 0, n, k, layer_ptr, ly_indptr, ly_indices, has_layer, soft_mode, soft_pos, soft_neg,
                         nptr, ntag, nrow, slots, nsoft)
     best_f, best_t, best_gain, _, _ = search_node(
-        X, R, samples, 0, n, features, False, 0, 0, np.zeros(1, np.uint64), keys, order, tmp, cnt, k, soft_mode,
+        X, R, mode_rank, mode_val, samples, 0, n, features, False, 0, 0, np.zeros(1, np.uint64), keys, order, tmp, cnt,
+        cpos, pos, skey, k, soft_mode,
         imp, sumS, sumsq, layer_ptr, nptr, ntag, nrow, slots, nsoft, K, cS, PS, MS, W, cL, PL, ML, T, min_leaf)
     clear_counts(samples, 0, n, k, ly_indptr, ly_indices, cS)
     return best_f, best_t, best_gain, k
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
-def grow_tree(X, R, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_layer, soft_pos,
+def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_layer, soft_pos,
               soft_neg, use_soft, min_leaf, max_features, rng_state, train_leaf):
     """Grow one HML-tree depth-first on ``samples`` (permuted in place).
 
-    ``R`` = dense_ranks(X), feature-major: a node gathers one feature's
-    integer keys from one contiguous row and radix-sorts them.
+    ``R``, ``mode_rank``, ``mode_val`` = feature_keys(X); R is feature-major:
+    a node gathers one feature's integer keys from one contiguous row and
+    radix-sorts those that differ from the feature's mode.
 
     Per node: the target layer is the first impure one; ``max_features``
     features are drawn without replacement (scikit-learn's rule, see the
@@ -324,7 +390,7 @@ def grow_tree(X, R, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_lay
     left = np.full(cap, -1, np.int32)
     right = np.full(cap, -1, np.int32)
     leaf_id = np.full(cap, -1, np.int32)
-    keys, order, tmp, cnt, cS, PS, MS, W, cL, PL, ML, nptr, ntag, nrow, slots, nsoft, T = _workspace(
+    keys, order, tmp, cnt, cpos, pos, skey, cS, PS, MS, W, cL, PL, ML, nptr, ntag, nrow, slots, nsoft, T = _workspace(
         n, n_layers, layer_ptr, tag_entries(samples, ly_indptr), soft_rows(samples, n_layers, has_layer, use_soft))
     features = np.arange(d).astype(np.int64)
     st_start = np.empty(cap, np.int64)
@@ -366,9 +432,9 @@ def grow_tree(X, R, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_lay
                 K = node_layer_tags(samples, start, end, k, layer_ptr, ly_indptr, ly_indices, has_layer, soft_mode,
                                     soft_pos, soft_neg, nptr, ntag, nrow, slots, nsoft)
                 best_f, best_t, _, best_rank, n_found = search_node(
-                    X, R, samples, start, end, features, True, n_known, max_features, rng_state, keys, order, tmp,
-                    cnt, k, soft_mode, imp, sumS, sumsq, layer_ptr, nptr, ntag, nrow, slots, nsoft, K, cS, PS, MS, W,
-                    cL, PL, ML, T, min_leaf)
+                    X, R, mode_rank, mode_val, samples, start, end, features, True, n_known, max_features,
+                    rng_state, keys, order, tmp, cnt, cpos, pos, skey, k, soft_mode, imp, sumS, sumsq, layer_ptr, nptr,
+                    ntag, nrow, slots, nsoft, K, cS, PS, MS, W, cL, PL, ML, T, min_leaf)
                 clear_counts(samples, start, end, k, ly_indptr, ly_indices, cS)
         if best_f < 0:
             leaf_id[node] = n_leaves

@@ -162,63 +162,83 @@ def node_layer_tags(samples, start, end, k, layer_ptr, ly_indptr, ly_indices, ha
 
 
 @nb.njit(cache=True, error_model="numpy")
-def sweep_hard(N, order, keys, nptr, ntag, slots, K, lsz, cS, cL, min_leaf, imp_S, sumS, sumsqS):
-    """Best cut of one sorted feature (``keys`` ranks in ``order``), hard tags.
-    Returns (gain, n_left).
+def sweep_hard(N, m, g0, pos, skey, nptr, ntag, slots, K, lsz, cS, cA, min_leaf, imp_S, sumS, sumsqS):
+    """Best cut of one sorted feature, hard tags. Returns (gain, n_left).
+
+    The node's samples in key order are pos[:g0] (keys below the feature's
+    mode), N - m samples holding the mode key, then pos[g0:m]; ``skey``
+    holds the keys of ``pos``. The mode group is never visited: the sweep
+    moves pos[:g0] one by one into the left side (a forward sweep) and
+    pos[g0:m] from the last one down into the right side (a backward
+    sweep), and every other side's statistics are the node's minus the
+    swept side's. A cut inside the mode group is a tie, never scored, so
+    no cut is missed; on sparse features (most values 0) this skips most
+    of the node.
 
     With sum_i c_i fixed by the node, the weighted child impurity is
     2 (sum c - q) / |S| with q = sum c_L^2 / |L| + sum c_R^2 / |R|, so the
-    sweep maximises q. A moved sample touches only its own tags
-    (``slots``, then any extra ones, see ``node_layer_tags``), each update
-    a plain increment: sum c_L^2 grows by 2 c + 1 and X = sum c_S c_L by
-    c_S, and sum c_R^2 = sum c_S^2 - 2 X + sum c_L^2. Dummy slots count
-    too (their c_S is 0, so X ignores them); their share of sum c_L^2 is
-    sum_j m_j^2, m_j = cL[lsz + j] the dummy's own count, taken off only
+    sweep maximises q, which is symmetric in the two sides. A moved sample
+    touches only its own tags (``slots``, then any extra ones, see
+    ``node_layer_tags``), each update a plain increment: the swept side's
+    sum c_A^2 grows by 2 c + 1 and X = sum c_S c_A by c_S, and the other
+    side's sum c_B^2 = sum c_S^2 - 2 X + sum c_A^2. Dummy slots count too
+    (their c_S is 0, so X ignores them); their share of sum c_A^2 is
+    sum_j m_j^2, m_j = cA[lsz + j] the dummy's own count, taken off only
     where a cut is scored. (Masking each dummy update instead cost ~15 %
-    more per position.) The integers, hence q and the cut, are those of
-    the direct per-side sums. ``cL`` is zero on entry and on exit."""
-    sumsqL_raw = 0
-    X = 0
+    more per position.) The integers, hence q, are those of the direct
+    per-side sums; of equal q the leftmost cut wins, as in one left-to-right
+    sweep. ``cA`` is zero on entry and on exit."""
     best_q = -1.0
     best_nl = -1
-    kcur = keys[order[0]]
-    for p in range(N - 1):
-        o = order[p]
-        for j in range(K):  # fixed trip count: branch-free
-            li = slots[o * K + j]
-            c = cL[li]
-            sumsqL_raw += 2 * c + 1
-            X += cS[li]
-            cL[li] = c + 1
-        for b in range(nptr[o] + K, nptr[o + 1]):  # rare
-            li = ntag[b]
-            c = cL[li]
-            sumsqL_raw += 2 * c + 1
-            X += cS[li]
-            cL[li] = c + 1
-        knext = keys[order[p + 1]]
-        tie = knext <= kcur
-        kcur = knext
-        nL = p + 1
-        nR = N - nL
-        if nL < min_leaf or tie:
-            continue
-        if nR < min_leaf:
-            break
-        dummy = 0
+    for side in range(2):
+        cnt = g0 if side == 0 else m - g0
+        sumsqA_raw = 0
+        X = 0
+        for i in range(cnt):
+            p = i if side == 0 else m - 1 - i
+            o = pos[p]
+            for j in range(K):  # fixed trip count: branch-free
+                li = slots[o * K + j]
+                c = cA[li]
+                sumsqA_raw += 2 * c + 1
+                X += cS[li]
+                cA[li] = c + 1
+            for b in range(nptr[o] + K, nptr[o + 1]):  # rare
+                li = ntag[b]
+                c = cA[li]
+                sumsqA_raw += 2 * c + 1
+                X += cS[li]
+                cA[li] = c + 1
+            nA = i + 1
+            nB = N - nA
+            if nB < min_leaf:
+                break
+            # the next sample in sweep order shares the key: no cut here (the
+            # side's last sample borders the mode group or the other side,
+            # whose keys differ)
+            if i + 1 < cnt and skey[p + 1 - 2 * side] == skey[p]:
+                continue
+            if nA < min_leaf:
+                continue
+            dummy = 0
+            for j in range(K):
+                mj = cA[lsz + j]
+                dummy += mj * mj
+            sumsqA = sumsqA_raw - dummy
+            sumsqB = sumsqS - 2 * X + sumsqA
+            q = (sumsqA * nB + sumsqB * nA) / (nA * nB)
+            nl = nA if side == 0 else nB
+            if q > best_q or (q == best_q and nl < best_nl):
+                best_q = q
+                best_nl = nl
+        lo = 0 if side == 0 else g0
+        hi = g0 if side == 0 else m
+        for p in range(lo, hi):
+            o = pos[p]
+            for b in range(nptr[o], nptr[o + 1]):
+                cA[ntag[b]] = 0
         for j in range(K):
-            m = cL[lsz + j]
-            dummy += m * m
-        sumsqL = sumsqL_raw - dummy
-        sumsqR = sumsqS - 2 * X + sumsqL
-        q = (sumsqL * nR + sumsqR * nL) / (nL * nR)
-        if q > best_q:
-            best_q = q
-            best_nl = nL
-    for b in range(nptr[N]):
-        cL[ntag[b]] = 0
-    for j in range(K):
-        cL[lsz + j] = 0
+            cA[lsz + j] = 0
     if best_nl < 0:
         return -1.0, -1
     return imp_S - 2.0 * (sumS - best_q) / N, best_nl
@@ -235,15 +255,19 @@ def fold_size(lsz):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def sweep_soft(N, order, keys, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, MS, W, PL, ML, T, min_leaf, imp_S):
+def sweep_soft(N, m, g0, pos, skey, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, MS, W, PA, MA, T, min_leaf, imp_S):
     """Best cut of one sorted feature with soft tags for missing samples.
-    O(|S| * |layer|): every candidate cut re-sums the layer's tags.
+    O(swept samples * |layer|): every candidate cut re-sums the layer's tags.
 
-    PL[li]: positive mass on the left (soft plus hard counts); ML[li]: soft
-    mass of the missing samples on the left (labelled ones add ``nlabL``
-    to every tag); W[li] = 2 / M_i(S), 0 for a tag with no mass. A missing
-    sample's soft values come from the node's copy ``nsoft`` (see
-    ``node_layer_tags``).
+    Sweeps the two sides of the feature's mode group as ``sweep_hard`` does
+    (forward over pos[:g0] into the left side, backward over pos[g0:m] into
+    the right), the other side being the node's totals PS, MS minus the
+    swept side. PA[li]: positive mass of the swept side (soft plus hard
+    counts); MA[li]: soft mass of its missing samples (its labelled ones add
+    ``nlabA`` to every tag); W[li] = 2 / M_i(S), 0 for a tag with no mass. A
+    missing sample's soft values come from the node's copy ``nsoft`` (see
+    ``node_layer_tags``). The per-tag term is symmetric in the two sides; of
+    equal gains the leftmost cut wins.
 
     The layer sum is taken in a fixed order, so that the gain is the same
     bits however the kernel is compiled: the per-tag terms go to T (an
@@ -254,59 +278,62 @@ def sweep_soft(N, order, keys, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, MS, W
     loading numba's cache, so the same seed grew different trees.
     ``T`` has ``fold_size(lsz)`` entries."""
     for li in range(lsz):
-        PL[li] = 0.0
-        ML[li] = 0.0
         W[li] = 2.0 / MS[li] if MS[li] > 0.0 else 0.0
     P = T.shape[0]
     for li in range(lsz, P):
         T[li] = 0.0
-    nlabL = 0.0
     best = -1.0
     best_nl = -1
-    kcur = keys[order[0]]
-    for p in range(N - 1):
-        o = order[p]
-        r = nrow[o]
-        if r >= 0:
-            for li in range(lsz):
-                PL[li] += nsoft[r, li]
-                ML[li] += nsoft[r, lsz + li]
-        else:
-            nlabL += 1.0
-            for j in range(K):
-                PL[slots[o * K + j]] += 1.0  # dummy tags (>= lsz) are never read
-            for b in range(nptr[o] + K, nptr[o + 1]):
-                PL[ntag[b]] += 1.0
-        knext = keys[order[p + 1]]
-        tie = knext <= kcur
-        kcur = knext
-        nL = p + 1
-        nR = N - nL
-        if nL < min_leaf or tie:
-            continue
-        if nR < min_leaf:
-            break
+    for side in range(2):
+        cnt = g0 if side == 0 else m - g0
         for li in range(lsz):
-            Pl = PL[li]
-            Ml = ML[li] + nlabL
-            Pr = PS[li] - Pl
-            # one division per tag: Pl^2/Ml + Pr^2/Mr over a common
-            # denominator; a side with (rounding-level) zero mass has zero
-            # positive mass too, and MASS_FLOOR keeps its term ~0
-            Mr = max(MS[li] - Ml, MASS_FLOOR)
-            Ml = max(Ml, MASS_FLOOR)
-            T[li] = W[li] * (Pl + Pr - (Pl * Pl * Mr + Pr * Pr * Ml) / (Ml * Mr))
-        h = P // 2
-        top = lsz
-        while h >= 8:
-            for i in range(top - h):
-                T[i] += T[i + h]
-            top = h
-            h //= 2
-        # T[top:8] is still the zero padding when the layer has < 8 tags
-        child = ((T[0] + T[1]) + (T[2] + T[3])) + ((T[4] + T[5]) + (T[6] + T[7]))
-        gain = imp_S - child
-        if gain > best:
-            best = gain
-            best_nl = nL
+            PA[li] = 0.0
+            MA[li] = 0.0
+        nlabA = 0.0
+        for i in range(cnt):
+            p = i if side == 0 else m - 1 - i
+            o = pos[p]
+            r = nrow[o]
+            if r >= 0:
+                for li in range(lsz):
+                    PA[li] += nsoft[r, li]
+                    MA[li] += nsoft[r, lsz + li]
+            else:
+                nlabA += 1.0
+                for j in range(K):
+                    PA[slots[o * K + j]] += 1.0  # dummy tags (>= lsz) are never read
+                for b in range(nptr[o] + K, nptr[o + 1]):
+                    PA[ntag[b]] += 1.0
+            nA = i + 1
+            nB = N - nA
+            if nB < min_leaf:
+                break
+            if i + 1 < cnt and skey[p + 1 - 2 * side] == skey[p]:
+                continue
+            if nA < min_leaf:
+                continue
+            for li in range(lsz):
+                Pa = PA[li]
+                Ma = MA[li] + nlabA
+                Pb = PS[li] - Pa
+                # one division per tag: Pa^2/Ma + Pb^2/Mb over a common
+                # denominator; a side with (rounding-level) zero mass has zero
+                # positive mass too, and MASS_FLOOR keeps its term ~0
+                Mb = max(MS[li] - Ma, MASS_FLOOR)
+                Ma = max(Ma, MASS_FLOOR)
+                T[li] = W[li] * (Pa + Pb - (Pa * Pa * Mb + Pb * Pb * Ma) / (Ma * Mb))
+            h = P // 2
+            top = lsz
+            while h >= 8:
+                for k in range(top - h):
+                    T[k] += T[k + h]
+                top = h
+                h //= 2
+            # T[top:8] is still the zero padding when the layer has < 8 tags
+            child = ((T[0] + T[1]) + (T[2] + T[3])) + ((T[4] + T[5]) + (T[6] + T[7]))
+            gain = imp_S - child
+            nl = nA if side == 0 else nB
+            if gain > best or (gain == best and nl < best_nl):
+                best = gain
+                best_nl = nl
     return best, best_nl

@@ -127,14 +127,14 @@ class HMLForest(BaseEstimator):
         boot_rng = np.random.default_rng(seed) if self.bootstrap else None
         boots = [np.sort(boot_rng.integers(0, n, n)) for _ in range(self.n_estimators)] if self.bootstrap else None
         args = tags.kernel_args()
-        R = _builder.dense_ranks(X)  # integer keys: radix-sorted per node
+        keys = _builder.feature_keys(X)  # integer ranks, radix-sorted per node, and each feature's mode
         min_leaf = int(self.min_samples_leaf)
 
         def grow(t):
             samples = (boots[t] if boots is not None else np.arange(n)).astype(np.int64)
             leaf = np.full(n, -1, np.int32)
             state = states[t : t + 1].copy()
-            out = _builder.grow_tree(X, R, samples, *args, min_leaf, max_features, state, leaf)
+            out = _builder.grow_tree(X, *keys, samples, *args, min_leaf, max_features, state, leaf)
             return out, leaf
 
         n_jobs = min(_resolve_n_jobs(self.n_jobs), self.n_estimators)
