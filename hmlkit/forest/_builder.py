@@ -11,7 +11,7 @@ import numba as nb
 import numpy as np
 
 from ._criterion import (EPS_PURE, SLOTS_MAX, clear_counts, fold_size, layer_parent_stats, node_layer_tags,
-                         sweep_hard, sweep_soft)
+                         soft_step_bounds, sweep_hard, sweep_soft)
 from ._rng import rand_below
 
 
@@ -167,7 +167,7 @@ def _sort_keys(keys, N, kmin, kmax, order, tmp, cnt):
 @nb.njit(cache=True, error_model="numpy")
 def search_node(X, R, mode_rank, mode_val, samples, start, end, features, draw, n_known, max_features, rng_state,
                 keys, order, tmp, cnt, cpos, pos, skey, k, soft_mode, imp_S, sumS, sumsqS, layer_ptr, nptr, ntag, nrow,
-                slots, nsoft, K, cS, PS, MS, W, cL, PL, ML, T, min_leaf):
+                slots, nsoft, K, cS, PS, MS, W, cL, PL, ML, T, wstep, wmiss, min_leaf):
     """Best split of one node: (feature, threshold, gain, rank of the first
     right sample, number of features newly found constant); feature -1
     when no cut has a positive gain. The node's tags are in node-local form
@@ -195,6 +195,14 @@ def search_node(X, R, mode_rank, mode_val, samples, start, end, features, draw, 
     # drawn feature found constant joins that prefix for the descendants.
     # Constant features count as tried (they have no cut-point, Eq. 2), but
     # drawing goes on until one non-constant feature is seen.
+    nlabS = 0.0
+    SW = 0.0
+    C2 = 0.0
+    margin = 0.0
+    if soft_mode:
+        n_lab, SW, C2, C1 = soft_step_bounds(N, nptr, ntag, nrow, lsz, nsoft, PS, MS, W, wstep, wmiss)
+        nlabS = float(n_lab)
+        margin = 1e-9 * (1.0 + imp_S + C1)
     n_found = 0
     n_visited = 0
     n_drawn_const = 0
@@ -256,7 +264,7 @@ def search_node(X, R, mode_rank, mode_val, samples, start, end, features, draw, 
             skey[p] = keys[i]
         if soft_mode:
             gain, nl = sweep_soft(N, m, g0, pos, skey, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, MS, W, PL, ML, T,
-                                  min_leaf, imp_S)
+                                  min_leaf, imp_S, best_gain, nlabS, wstep, wmiss, SW, C2, margin)
         else:
             gain, nl = sweep_hard(N, m, g0, pos, skey, nptr, ntag, slots, K, lsz, cS, cL, min_leaf, imp_S, sumS,
                                   sumsqS)
@@ -322,7 +330,7 @@ def _workspace(n, n_layers, layer_ptr, n_tag_entries, n_soft_rows):
     """keys, order, tmp, cnt, cpos, pos, skey (sorting); cS, PS, MS, W, cL, PL, ML (per-tag
     statistics, with spare entries for the dummy tags); nptr, ntag, nrow, slots,
     nsoft (node-local tags, see ``node_layer_tags``); T (per-tag terms of
-    ``sweep_soft``)."""
+    ``sweep_soft``); wstep, wmiss (its bound weights, ``soft_step_bounds``)."""
     max_layer = 1
     soft_width = 0
     for k in range(n_layers):
@@ -336,7 +344,8 @@ def _workspace(n, n_layers, layer_ptr, n_tag_entries, n_soft_rows):
             np.zeros(m, np.int64), np.zeros(m, np.float64), np.zeros(m, np.float64), np.zeros(m, np.float64),
             np.zeros(m, np.int64), np.zeros(m, np.float64), np.zeros(m, np.float64), np.empty(n + 1, np.int64),
             np.empty(max(n_tag_entries, 1), np.int32), np.empty(n, np.int64), np.empty(n * SLOTS_MAX, np.int32),
-            np.empty((n_soft_rows, 2 * soft_width), np.float32), np.zeros(fold_size(soft_width), np.float64))
+            np.empty((n_soft_rows, 2 * soft_width), np.float32), np.zeros(fold_size(soft_width), np.float64),
+            np.empty(n, np.float64), np.empty((n_soft_rows, 2), np.float64))
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -350,8 +359,9 @@ def best_split_over(X, R, mode_rank, mode_val, samples, features, n_layers, ly_i
     Returns (feature, threshold, gain, target_layer); feature -1 if no split.
     """
     n = samples.shape[0]
-    keys, order, tmp, cnt, cpos, pos, skey, cS, PS, MS, W, cL, PL, ML, nptr, ntag, nrow, slots, nsoft, T = _workspace(
-        n, n_layers, layer_ptr, tag_entries(samples, ly_indptr), soft_rows(samples, n_layers, has_layer, use_soft))
+    keys, order, tmp, cnt, cpos, pos, skey, cS, PS, MS, W, cL, PL, ML, nptr, ntag, nrow, slots, nsoft, T, wstep, wmiss = (
+        _workspace(n, n_layers, layer_ptr, tag_entries(samples, ly_indptr),
+                   soft_rows(samples, n_layers, has_layer, use_soft)))
     k, soft_mode, imp, sumS, sumsq = target_layer(samples, 0, n, n_layers, ly_indptr, ly_indices, layer_ptr,
                                                   has_layer, soft_pos, soft_neg, use_soft, cS, PS, MS)
     if k < 0:
@@ -361,7 +371,7 @@ def best_split_over(X, R, mode_rank, mode_val, samples, features, n_layers, ly_i
     best_f, best_t, best_gain, _, _ = search_node(
         X, R, mode_rank, mode_val, samples, 0, n, features, False, 0, 0, np.zeros(1, np.uint64), keys, order, tmp, cnt,
         cpos, pos, skey, k, soft_mode,
-        imp, sumS, sumsq, layer_ptr, nptr, ntag, nrow, slots, nsoft, K, cS, PS, MS, W, cL, PL, ML, T, min_leaf)
+        imp, sumS, sumsq, layer_ptr, nptr, ntag, nrow, slots, nsoft, K, cS, PS, MS, W, cL, PL, ML, T, wstep, wmiss, min_leaf)
     clear_counts(samples, 0, n, k, ly_indptr, ly_indices, cS)
     return best_f, best_t, best_gain, k
 
@@ -390,8 +400,9 @@ def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indice
     left = np.full(cap, -1, np.int32)
     right = np.full(cap, -1, np.int32)
     leaf_id = np.full(cap, -1, np.int32)
-    keys, order, tmp, cnt, cpos, pos, skey, cS, PS, MS, W, cL, PL, ML, nptr, ntag, nrow, slots, nsoft, T = _workspace(
-        n, n_layers, layer_ptr, tag_entries(samples, ly_indptr), soft_rows(samples, n_layers, has_layer, use_soft))
+    keys, order, tmp, cnt, cpos, pos, skey, cS, PS, MS, W, cL, PL, ML, nptr, ntag, nrow, slots, nsoft, T, wstep, wmiss = (
+        _workspace(n, n_layers, layer_ptr, tag_entries(samples, ly_indptr),
+                   soft_rows(samples, n_layers, has_layer, use_soft)))
     features = np.arange(d).astype(np.int64)
     st_start = np.empty(cap, np.int64)
     st_end = np.empty(cap, np.int64)
@@ -434,7 +445,7 @@ def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indice
                 best_f, best_t, _, best_rank, n_found = search_node(
                     X, R, mode_rank, mode_val, samples, start, end, features, True, n_known, max_features,
                     rng_state, keys, order, tmp, cnt, cpos, pos, skey, k, soft_mode, imp, sumS, sumsq, layer_ptr, nptr,
-                    ntag, nrow, slots, nsoft, K, cS, PS, MS, W, cL, PL, ML, T, min_leaf)
+                    ntag, nrow, slots, nsoft, K, cS, PS, MS, W, cL, PL, ML, T, wstep, wmiss, min_leaf)
                 clear_counts(samples, start, end, k, ly_indptr, ly_indices, cS)
         if best_f < 0:
             leaf_id[node] = n_leaves

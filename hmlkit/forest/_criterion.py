@@ -255,19 +255,91 @@ def fold_size(lsz):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def sweep_soft(N, m, g0, pos, skey, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, MS, W, PA, MA, T, min_leaf, imp_S):
-    """Best cut of one sorted feature with soft tags for missing samples.
-    O(swept samples * |layer|): every candidate cut re-sums the layer's tags.
+def soft_step_bounds(N, nptr, ntag, nrow, lsz, nsoft, PS, MS, W, wstep, wmiss):
+    """Per-node constants of ``sweep_soft``: W[li] = 2 / M_i(S) (0 for a tag
+    with no mass), and the weights of the bound on how much one moved
+    sample can raise the gain (see ``sweep_soft``): wstep[a] = sum of W over
+    labelled position a's tags, or sum W y^+ for a missing one (row
+    r = nrow[a]), whose wmiss[r] = (sum W mu, sum W mu PS^2), mu its soft
+    mass. Returns (n labelled, sum W, sum W PS^2, sum W PS)."""
+    SW = 0.0
+    C1 = 0.0
+    C2 = 0.0
+    for li in range(lsz):
+        w = 2.0 / MS[li] if MS[li] > 0.0 else 0.0
+        W[li] = w
+        SW += w
+        C1 += w * PS[li]
+        C2 += w * PS[li] * PS[li]
+    nlab = 0
+    for a in range(N):
+        r = nrow[a]
+        acc = 0.0
+        if r >= 0:
+            am = 0.0
+            am2 = 0.0
+            for li in range(lsz):
+                acc += W[li] * nsoft[r, li]
+                mu = W[li] * nsoft[r, lsz + li]
+                am += mu
+                am2 += mu * PS[li] * PS[li]
+            wmiss[r, 0] = am
+            wmiss[r, 1] = am2
+        else:
+            nlab += 1
+            for b in range(nptr[a], nptr[a + 1]):
+                acc += W[ntag[b]]
+        wstep[a] = acc
+    return nlab, SW, C2, C1
+
+
+@nb.njit(cache=True, error_model="numpy")
+def soft_step_bound(missing, w, wm, wm2, nlabB, SW, C2):
+    """Upper bound on the rise of the soft gain when one sample moves from
+    side B to side A (see ``sweep_soft``). ``nlabB``: labelled samples on B
+    before the move; w = wstep of the sample; wm, wm2 = its wmiss row
+    (missing samples); SW, C2 from ``soft_step_bounds``."""
+    if missing:
+        if nlabB >= 1.0:
+            return w + min(wm, wm2 / (nlabB * nlabB))
+        return w + wm
+    r = nlabB - 1.0
+    if r >= 1.0:
+        return w + min(SW, C2 / (r * r))
+    return w + SW
+
+
+@nb.njit(cache=True, error_model="numpy")
+def sweep_soft(N, m, g0, pos, skey, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, MS, W, PA, MA, T, min_leaf, imp_S,
+               best0, nlabS, wstep, wmiss, SW, C2, margin):
+    """Best cut of one sorted feature with soft tags for missing samples,
+    among those whose gain beats ``best0`` (the node's best so far); returns
+    (gain, n_left), n_left -1 if none does.
 
     Sweeps the two sides of the feature's mode group as ``sweep_hard`` does
     (forward over pos[:g0] into the left side, backward over pos[g0:m] into
     the right), the other side being the node's totals PS, MS minus the
-    swept side. PA[li]: positive mass of the swept side (soft plus hard
+    swept side. PA[li]: positive mass of the swept side A (soft plus hard
     counts); MA[li]: soft mass of its missing samples (its labelled ones add
-    ``nlabA`` to every tag); W[li] = 2 / M_i(S), 0 for a tag with no mass. A
-    missing sample's soft values come from the node's copy ``nsoft`` (see
+    ``nlabA`` to every tag); W from ``soft_step_bounds``. A missing sample's
+    soft values come from the node's copy ``nsoft`` (see
     ``node_layer_tags``). The per-tag term is symmetric in the two sides; of
     equal gains the leftmost cut wins.
+
+    Scoring a cut costs a division per tag, most of the sweep's time; a cut
+    that provably cannot beat the best is not scored. With f(P, M) = P^2/M
+    the gain is a constant plus sum_i W_i (f(P_A, M_A) + f(P_B, M_B)), and
+    moving one sample from B to A raises it by at most (r = labelled
+    samples left on B; f is convex and 1-homogeneous, hence subadditive,
+    and by convexity removing (p, mu) from B raises f by at most
+    mu (P_B/M_B)^2 after the move, at most mu min(1, PS^2 / r^2)):
+    - labelled, with tags tau: sum_{tau} W + min(sum W, sum W PS^2 / r^2)
+      (a tag it has: A gains at most 1, B loses; one it lacks: A loses);
+    - missing, soft y^+, mass mu: sum W y^+ + min(sum W mu,
+      sum W mu PS^2 / r^2) (A gains at most f(y^+, mu) <= y^+).
+    ``ub`` adds these to the last scored gain (0 before any move); a cut
+    is scored only when ub reaches the best, so the cuts scored and the one
+    chosen are those of scoring every cut (``margin`` covers rounding).
 
     The layer sum is taken in a fixed order, so that the gain is the same
     bits however the kernel is compiled: the per-tag terms go to T (an
@@ -277,12 +349,10 @@ def sweep_soft(N, m, g0, pos, skey, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, 
     broke near-ties differently in a freshly compiled process and in one
     loading numba's cache, so the same seed grew different trees.
     ``T`` has ``fold_size(lsz)`` entries."""
-    for li in range(lsz):
-        W[li] = 2.0 / MS[li] if MS[li] > 0.0 else 0.0
     P = T.shape[0]
     for li in range(lsz, P):
         T[li] = 0.0
-    best = -1.0
+    best = best0
     best_nl = -1
     for side in range(2):
         cnt = g0 if side == 0 else m - g0
@@ -290,6 +360,7 @@ def sweep_soft(N, m, g0, pos, skey, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, 
             PA[li] = 0.0
             MA[li] = 0.0
         nlabA = 0.0
+        ub = margin  # the gain with nothing moved is 0
         for i in range(cnt):
             p = i if side == 0 else m - 1 - i
             o = pos[p]
@@ -298,7 +369,9 @@ def sweep_soft(N, m, g0, pos, skey, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, 
                 for li in range(lsz):
                     PA[li] += nsoft[r, li]
                     MA[li] += nsoft[r, lsz + li]
+                ub += soft_step_bound(True, wstep[o], wmiss[r, 0], wmiss[r, 1], nlabS - nlabA, SW, C2)
             else:
+                ub += soft_step_bound(False, wstep[o], 0.0, 0.0, nlabS - nlabA, SW, C2)
                 nlabA += 1.0
                 for j in range(K):
                     PA[slots[o * K + j]] += 1.0  # dummy tags (>= lsz) are never read
@@ -310,7 +383,7 @@ def sweep_soft(N, m, g0, pos, skey, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, 
                 break
             if i + 1 < cnt and skey[p + 1 - 2 * side] == skey[p]:
                 continue
-            if nA < min_leaf:
+            if nA < min_leaf or ub < best:
                 continue
             for li in range(lsz):
                 Pa = PA[li]
@@ -332,6 +405,7 @@ def sweep_soft(N, m, g0, pos, skey, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, 
             # T[top:8] is still the zero padding when the layer has < 8 tags
             child = ((T[0] + T[1]) + (T[2] + T[3])) + ((T[4] + T[5]) + (T[6] + T[7]))
             gain = imp_S - child
+            ub = gain + margin
             nl = nA if side == 0 else nB
             if gain > best or (gain == best and nl < best_nl):
                 best = gain
