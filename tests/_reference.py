@@ -24,6 +24,16 @@ def gini(P, M):
     return 2 * p * (1 - p), Mt
 
 
+def split_gain(P, M, left):
+    """Gain (Eq. 3, 5) of sending the rows ``left`` of per-sample masses
+    P, M (``node_masses``) to one side."""
+    psiS, MS = gini(P, M)
+    psiL, ML = gini(P[left], M[left])
+    psiR, MR = gini(P[~left], M[~left])
+    w = MS > 0
+    return np.sum(psiS[w] - ML[w] / MS[w] * psiL[w] - MR[w] / MS[w] * psiR[w])
+
+
 def reference_best_split(X, S, features, Y, layers, pos, neg, use_soft, min_leaf):
     """Return (feature, threshold, gain, target_layer) of the best split."""
     Y = np.asarray(Y)
@@ -38,7 +48,6 @@ def reference_best_split(X, S, features, Y, layers, pos, neg, use_soft, min_leaf
             break
     if target < 0:
         return -1, 0.0, 0.0, -1
-    psiS, MS = gini(P, M)
     best = (-1, np.float32(0.0), 1e-12)
     for f in features:
         v = X[S, f]
@@ -50,10 +59,7 @@ def reference_best_split(X, S, features, Y, layers, pos, neg, use_soft, min_leaf
             left = v < t
             if left.sum() < min_leaf or (~left).sum() < min_leaf:
                 continue
-            psiL, ML = gini(P[left], M[left])
-            psiR, MR = gini(P[~left], M[~left])
-            w = MS > 0
-            gain = np.sum(psiS[w] - ML[w] / MS[w] * psiL[w] - MR[w] / MS[w] * psiR[w])
+            gain = split_gain(P, M, left)
             if gain > best[2]:
                 best = (f, t, gain)
     return best[0], best[1], best[2], target

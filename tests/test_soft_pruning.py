@@ -7,6 +7,8 @@ import scipy.sparse as sp
 from hmlkit.forest import _builder, _criterion
 from hmlkit.forest._tagdata import build_tag_arrays
 
+from _reference import split_gain
+
 
 def _node(seed, n=240, lsz=12, d=10):
     """A soft node: the first layer's sweep state for all n samples."""
@@ -59,18 +61,6 @@ def test_pruned_soft_sweep_returns_the_exhaustive_best(seed):
                     assert nlp == -1 and gp == best0
 
 
-def _gain(P, M, left):
-    """Soft gain (Eq. 3, 5) of sending the rows ``left`` to one side, from
-    per-sample positive / total masses, by the reference's Gini."""
-    from _reference import gini
-
-    psiS, MS = gini(P, M)
-    psiL, ML = gini(P[left], M[left])
-    psiR, MR = gini(P[~left], M[~left])
-    w = MS > 0
-    return np.sum(psiS[w] - ML[w] / MS[w] * psiL[w] - MR[w] / MS[w] * psiR[w])
-
-
 def _bound(P, M, missing, left, x):
     """``soft_step_bound`` for moving row x (not in ``left``) into ``left``."""
     PS, MS = P.sum(0), M.sum(0)
@@ -88,7 +78,7 @@ def _check_moves(P, M, missing, left, xs):
     for x in xs:
         moved = left.copy()
         moved[x] = True
-        rise = _gain(P, M, moved) - _gain(P, M, left)
+        rise = split_gain(P, M, moved) - split_gain(P, M, left)
         b = _bound(P, M, missing, left, x)
         assert rise <= b * (1 + 1e-12) + 1e-12, (x, rise, b)
         ratios.append(rise / b)

@@ -164,6 +164,18 @@ def _sort_keys(keys, N, kmin, kmax, order, tmp, cnt):
     return src
 
 
+@nb.njit(cache=True)
+def _in_key_order(q, g0, cm, pos, skey, md):
+    """The q-th of a node's samples in key order, as (node position, key):
+    the order is pos[:g0], then ``cm`` samples at the mode key ``md``
+    (position -1: any of them), then pos[g0:]."""
+    if q < g0:
+        return pos[q], skey[q]
+    if q < g0 + cm:
+        return -1, md
+    return pos[q - cm], skey[q - cm]
+
+
 @nb.njit(cache=True, error_model="numpy")
 def search_node(X, R, mode_rank, mode_val, samples, start, end, features, draw, n_known, max_features, rng_state,
                 keys, order, tmp, cnt, cpos, pos, skey, k, soft_mode, imp_S, sumS, sumsqS, layer_ptr, nptr, ntag, nrow,
@@ -271,26 +283,11 @@ def search_node(X, R, mode_rank, mode_val, samples, start, end, features, draw, 
         if nl > 0 and gain > best_gain:
             best_gain = gain
             best_f = f
-            # the samples either side of the cut, in key order: pos[:g0],
-            # then N - m samples at the mode, then pos[g0:m]
-            cm = N - m
-            q = nl - 1
-            if q < g0:
-                lo_val = X[samples[start + pos[q]], f]
-            elif q < g0 + cm:
-                lo_val = mode_val[f]
-            else:
-                lo_val = X[samples[start + pos[q - cm]], f]
-            q = nl
-            if q < g0:
-                hi_val = X[samples[start + pos[q]], f]
-                best_rank = skey[q]
-            elif q < g0 + cm:
-                hi_val = mode_val[f]
-                best_rank = md
-            else:
-                hi_val = X[samples[start + pos[q - cm]], f]
-                best_rank = skey[q - cm]
+            # the samples either side of the cut
+            a_lo, _ = _in_key_order(nl - 1, g0, N - m, pos, skey, md)
+            a_hi, best_rank = _in_key_order(nl, g0, N - m, pos, skey, md)
+            lo_val = mode_val[f] if a_lo < 0 else X[samples[start + a_lo], f]
+            hi_val = mode_val[f] if a_hi < 0 else X[samples[start + a_hi], f]
             best_t = _midpoint(lo_val, hi_val)
     return best_f, best_t, best_gain, best_rank, n_found
 
