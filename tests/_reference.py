@@ -3,14 +3,18 @@ straight from the definitions, for checking the numba kernels."""
 import numpy as np
 
 
-def node_masses(Y, S, tags, soft, pos, neg):
-    """Positive / total mass of each tag of ``tags`` for each sample of S."""
+def node_masses(Y, S, tags, soft, pos, neg, ignore_untagged=False):
+    """Positive / total mass of each tag of ``tags`` for each sample of S.
+    ``ignore_untagged``: in a hard layer a sample with none of ``tags`` has
+    no mass (unknown) instead of counting as a negative."""
     P = np.zeros((len(S), len(tags)))
     M = np.zeros((len(S), len(tags)))
     for r, s in enumerate(S):
         if soft and Y[s, tags].sum() == 0:  # missing in this layer: soft tags
             P[r] = pos[s, tags]
             M[r] = pos[s, tags] + neg[s, tags]
+        elif ignore_untagged and Y[s, tags].sum() == 0:
+            continue  # unknown: no mass
         else:
             P[r] = Y[s, tags]
             M[r] = 1.0
@@ -34,14 +38,14 @@ def split_gain(P, M, left):
     return np.sum(psiS[w] - ML[w] / MS[w] * psiL[w] - MR[w] / MS[w] * psiR[w])
 
 
-def reference_best_split(X, S, features, Y, layers, pos, neg, use_soft, min_leaf):
+def reference_best_split(X, S, features, Y, layers, pos, neg, use_soft, min_leaf, ignore_untagged=False):
     """Return (feature, threshold, gain, target_layer) of the best split."""
     Y = np.asarray(Y)
     L = len(layers)
     target = -1
     for k in range(L):
         soft = use_soft and k < L - 1
-        P, M = node_masses(Y, S, layers[k], soft, pos, neg)
+        P, M = node_masses(Y, S, layers[k], soft, pos, neg, ignore_untagged)
         g, _ = gini(P, M)
         if g.sum() > 1e-12:
             target = k

@@ -96,10 +96,12 @@ def test_knn_affinity_symmetric_topk():
 
 
 def test_flat_and_nocorr_variants_differ_from_full():
+    # the paper's variants: its hard Gini counts untagged samples as negatives
     X, Y, layers, _ = _blobs(untagged=0.4)
-    full = HMLForest(n_estimators=6, random_state=0).fit(X, Y, layers)
-    flat = HMLForest(n_estimators=6, random_state=0, hierarchy=False).fit(X, Y, layers)
-    nocorr = HMLForest(n_estimators=6, random_state=0, correlations=False).fit(X, Y, layers)
+    kw = dict(n_estimators=6, random_state=0, untagged="negative")
+    full = HMLForest(**kw).fit(X, Y, layers)
+    flat = HMLForest(hierarchy=False, **kw).fit(X, Y, layers)
+    nocorr = HMLForest(correlations=False, **kw).fit(X, Y, layers)
     assert len(flat.layers_) == 1
     assert not np.array_equal(full.train_leaves_, flat.train_leaves_)
     assert not np.array_equal(full.train_leaves_, nocorr.train_leaves_)

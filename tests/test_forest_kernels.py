@@ -23,8 +23,8 @@ def _case(seed, n, d, m, n_layers, density=0.25, untagged=0.2):
     return X, Y, layers, pos, neg
 
 
-def _kernel(X, Y, layers, pos, neg, use_soft, features, min_leaf, S=None):
-    tags = build_tag_arrays(sp.csr_matrix(Y), layers, (pos, neg) if use_soft else None)
+def _kernel(X, Y, layers, pos, neg, use_soft, features, min_leaf, S=None, ignore_untagged=False):
+    tags = build_tag_arrays(sp.csr_matrix(Y), layers, (pos, neg) if use_soft else None, ignore_untagged)
     S = np.arange(X.shape[0]) if S is None else S
     return _builder.best_split_over(X, *_builder.feature_keys(X), S.astype(np.int64), np.asarray(features, np.int64), *tags.kernel_args(),
                                     min_leaf)
@@ -45,6 +45,45 @@ def test_split_search_matches_reference(seed, mode):
     assert f == rf
     assert np.float32(t) == np.float32(rt)
     assert g == pytest.approx(rg, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("mode", ["flat", "layered", "soft"])
+def test_split_search_with_untagged_unknown_matches_reference(seed, mode):
+    """untagged="unknown": a sample with no tag in a hard layer has no mass
+    (the sides' sizes for the Gini count only labelled samples), on nodes
+    where 40 % of the samples have no tag at all."""
+    n_layers = 1 if mode == "flat" else 3
+    X, Y, layers, pos, neg = _case(200 + seed, n=int(25 + 7 * seed), d=6, m=7, n_layers=n_layers, untagged=0.4)
+    use_soft = mode == "soft"
+    features = np.arange(X.shape[1])
+    min_leaf = 1 + seed % 3
+    f, t, g, k = _kernel(X, Y, layers, pos, neg, use_soft, features, min_leaf, ignore_untagged=True)
+    rf, rt, rg, rk = reference_best_split(X, np.arange(X.shape[0]), features, Y, layers, pos, neg, use_soft,
+                                          min_leaf, ignore_untagged=True)
+    assert (k, f) == (rk, rf)
+    assert np.float32(t) == np.float32(rt)
+    assert g == pytest.approx(rg, rel=1e-9, abs=1e-12)
+
+
+def test_untagged_unknown_is_not_a_class():
+    """Feature 0 separates tag a from tag b; feature 1 separates the tagged
+    samples from the untagged ones. The paper's hard Gini (untagged =
+    negative of every tag) prefers cutting off the untagged; as unknowns
+    they carry no mass and the a/b cut wins."""
+    n = 80
+    x0 = np.r_[np.zeros(10), np.ones(10), np.zeros(30), np.ones(30)]
+    x1 = np.r_[np.zeros(20), np.ones(60)]
+    X = np.c_[x0, x1].astype(np.float32)
+    Y = np.zeros((n, 2), np.uint8)
+    Y[:10, 0] = 1
+    Y[10:20, 1] = 1  # samples 20..79 untagged
+    layers = [np.arange(2)]
+    empty = np.zeros((n, 2), np.float32)
+    f_neg, *_ = _kernel(X, Y, layers, empty, empty, False, [0, 1], 3, ignore_untagged=False)
+    f_unk, *_ = _kernel(X, Y, layers, empty, empty, False, [0, 1], 3, ignore_untagged=True)
+    assert f_neg == 1
+    assert f_unk == 0
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -26,7 +26,7 @@ def _node(seed, n=240, lsz=12, d=10):
     (keys, order, tmp, cnt, cpos, posa, skey, cS, PS, MS, W, cL, PL, ML, nptr, ntag, nrow, slots, nsoft, T, wstep,
      wmiss) = _builder._workspace(n, tags.n_layers, tags.layer_ptr, _builder.tag_entries(samples, tags.ly_indptr),
                                   _builder.soft_rows(samples, tags.n_layers, tags.has_layer, True))
-    k, soft_mode, imp, _, _ = _builder.target_layer(samples, 0, n, *tags.kernel_args(), cS, PS, MS)
+    k, soft_mode, imp, _, _, _ = _builder.target_layer(samples, 0, n, *tags.kernel_args(), cS, PS, MS)
     assert k == 0 and soft_mode
     K = _criterion.node_layer_tags(samples, 0, n, 0, tags.layer_ptr, tags.ly_indptr, tags.ly_indices, tags.has_layer,
                                    True, tags.soft_pos, tags.soft_neg, nptr, ntag, nrow, slots, nsoft)

@@ -26,23 +26,29 @@ def _midpoint(a, b):
 
 @nb.njit(cache=True, error_model="numpy")
 def target_layer(samples, start, end, n_layers, ly_indptr, ly_indices, layer_ptr, has_layer, soft_pos, soft_neg,
-                 use_soft, cS, PS, MS):
+                 use_soft, ignore_untagged, cS, PS, MS):
     """The first impure layer (alpha_k = 1, Eq. 5) and its statistics.
 
-    Returns (k, soft_mode, impurity, sum c, sum c^2); k = -1 when every
-    layer is pure. On return cS holds layer k's counts (clear it with
-    ``clear_counts`` when the node is done).
+    Returns (k, soft_mode, impurity, sum c, sum c^2, n_lab); k = -1 when
+    every layer is pure (a layer with no labelled sample counts as pure);
+    n_lab: the samples with mass in a hard layer (all but the untagged ones
+    with ``ignore_untagged``). On return cS holds layer k's counts (clear
+    it with ``clear_counts`` when the node is done).
     """
+    N = end - start
     for k in range(n_layers):
         soft = use_soft and k < n_layers - 1
         imp, n_missing, sumS, sumsq = layer_parent_stats(samples, start, end, k, ly_indptr, ly_indices, layer_ptr,
-                                                         has_layer, soft_pos, soft_neg, soft, cS, PS, MS)
+                                                         has_layer, soft_pos, soft_neg, soft, ignore_untagged,
+                                                         cS, PS, MS)
         if imp > EPS_PURE:
             # with no missing sample the soft criterion equals the hard one:
             # use the cheaper hard sweep
-            return k, soft and n_missing > 0, imp, sumS, sumsq
+            if soft:
+                return k, n_missing > 0, imp, sumS, sumsq, N
+            return k, False, imp, sumS, sumsq, N - n_missing
         clear_counts(samples, start, end, k, ly_indptr, ly_indices, cS)
-    return -1, False, 0.0, 0, 0
+    return -1, False, 0.0, 0, 0, N
 
 
 def dense_ranks(X):
@@ -178,8 +184,8 @@ def _in_key_order(q, g0, cm, pos, skey, md):
 
 @nb.njit(cache=True, error_model="numpy")
 def search_node(X, R, mode_rank, mode_val, samples, start, end, features, draw, n_known, max_features, rng_state,
-                keys, order, tmp, cnt, cpos, pos, skey, k, soft_mode, imp_S, sumS, sumsqS, layer_ptr, nptr, ntag, nrow,
-                slots, nsoft, K, cS, PS, MS, W, cL, PL, ML, T, wstep, wmiss, min_leaf):
+                keys, order, tmp, cnt, cpos, pos, skey, k, soft_mode, imp_S, sumS, sumsqS, n_lab, layer_ptr, nptr, ntag,
+                nrow, slots, nsoft, K, cS, PS, MS, W, cL, PL, ML, T, wstep, wmiss, min_leaf):
     """Best split of one node: (feature, threshold, gain, rank of the first
     right sample, number of features newly found constant); feature -1
     when no cut has a positive gain. The node's tags are in node-local form
@@ -278,8 +284,8 @@ def search_node(X, R, mode_rank, mode_val, samples, start, end, features, draw, 
             gain, nl = sweep_soft(N, m, g0, pos, skey, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, MS, W, PL, ML, T,
                                   min_leaf, imp_S, best_gain, nlabS, wstep, wmiss, SW, C2, margin)
         else:
-            gain, nl = sweep_hard(N, m, g0, pos, skey, nptr, ntag, slots, K, lsz, cS, cL, min_leaf, imp_S, sumS,
-                                  sumsqS)
+            gain, nl = sweep_hard(N, n_lab, m, g0, pos, skey, nptr, ntag, slots, K, lsz, cS, cL, min_leaf, imp_S,
+                                  sumS, sumsqS)
         if nl > 0 and gain > best_gain:
             best_gain = gain
             best_f = f
@@ -347,7 +353,7 @@ def _workspace(n, n_layers, layer_ptr, n_tag_entries, n_soft_rows):
 
 @nb.njit(cache=True, error_model="numpy")
 def best_split_over(X, R, mode_rank, mode_val, samples, features, n_layers, ly_indptr, ly_indices, layer_ptr,
-                    has_layer, soft_pos, soft_neg, use_soft, min_leaf):
+                    has_layer, soft_pos, soft_neg, use_soft, ignore_untagged, min_leaf):
     """Best split of the node holding ``samples`` among the given features
     (Algorithm 1 with a fixed candidate list); R, mode_rank, mode_val =
     feature_keys(X).
@@ -359,8 +365,9 @@ def best_split_over(X, R, mode_rank, mode_val, samples, features, n_layers, ly_i
     keys, order, tmp, cnt, cpos, pos, skey, cS, PS, MS, W, cL, PL, ML, nptr, ntag, nrow, slots, nsoft, T, wstep, wmiss = (
         _workspace(n, n_layers, layer_ptr, tag_entries(samples, ly_indptr),
                    soft_rows(samples, n_layers, has_layer, use_soft)))
-    k, soft_mode, imp, sumS, sumsq = target_layer(samples, 0, n, n_layers, ly_indptr, ly_indices, layer_ptr,
-                                                  has_layer, soft_pos, soft_neg, use_soft, cS, PS, MS)
+    k, soft_mode, imp, sumS, sumsq, n_lab = target_layer(samples, 0, n, n_layers, ly_indptr, ly_indices, layer_ptr,
+                                                         has_layer, soft_pos, soft_neg, use_soft, ignore_untagged,
+                                                         cS, PS, MS)
     if k < 0:
         return -1, np.float32(0.0), 0.0, -1
     K = node_layer_tags(samples, 0, n, k, layer_ptr, ly_indptr, ly_indices, has_layer, soft_mode, soft_pos, soft_neg,
@@ -368,14 +375,14 @@ def best_split_over(X, R, mode_rank, mode_val, samples, features, n_layers, ly_i
     best_f, best_t, best_gain, _, _ = search_node(
         X, R, mode_rank, mode_val, samples, 0, n, features, False, 0, 0, np.zeros(1, np.uint64), keys, order, tmp, cnt,
         cpos, pos, skey, k, soft_mode,
-        imp, sumS, sumsq, layer_ptr, nptr, ntag, nrow, slots, nsoft, K, cS, PS, MS, W, cL, PL, ML, T, wstep, wmiss, min_leaf)
+        imp, sumS, sumsq, n_lab, layer_ptr, nptr, ntag, nrow, slots, nsoft, K, cS, PS, MS, W, cL, PL, ML, T, wstep, wmiss, min_leaf)
     clear_counts(samples, 0, n, k, ly_indptr, ly_indices, cS)
     return best_f, best_t, best_gain, k
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
 def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_layer, soft_pos,
-              soft_neg, use_soft, min_leaf, max_features, rng_state, train_leaf):
+              soft_neg, use_soft, ignore_untagged, min_leaf, max_features, rng_state, train_leaf):
     """Grow one HML-tree depth-first on ``samples`` (permuted in place).
 
     ``R``, ``mode_rank``, ``mode_val`` = feature_keys(X); R is feature-major:
@@ -433,15 +440,15 @@ def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indice
         best_t = np.float32(0.0)
         best_rank = np.uint32(0)
         if N >= 2 * min_leaf:
-            k, soft_mode, imp, sumS, sumsq = target_layer(samples, start, end, n_layers, ly_indptr, ly_indices,
-                                                          layer_ptr, has_layer, soft_pos, soft_neg, use_soft,
-                                                          cS, PS, MS)
+            k, soft_mode, imp, sumS, sumsq, n_lab = target_layer(samples, start, end, n_layers, ly_indptr,
+                                                                 ly_indices, layer_ptr, has_layer, soft_pos, soft_neg,
+                                                                 use_soft, ignore_untagged, cS, PS, MS)
             if k >= 0:
                 K = node_layer_tags(samples, start, end, k, layer_ptr, ly_indptr, ly_indices, has_layer, soft_mode,
                                     soft_pos, soft_neg, nptr, ntag, nrow, slots, nsoft)
                 best_f, best_t, _, best_rank, n_found = search_node(
                     X, R, mode_rank, mode_val, samples, start, end, features, True, n_known, max_features,
-                    rng_state, keys, order, tmp, cnt, cpos, pos, skey, k, soft_mode, imp, sumS, sumsq, layer_ptr, nptr,
+                    rng_state, keys, order, tmp, cnt, cpos, pos, skey, k, soft_mode, imp, sumS, sumsq, n_lab, layer_ptr, nptr,
                     ntag, nrow, slots, nsoft, K, cS, PS, MS, W, cL, PL, ML, T, wstep, wmiss, min_leaf)
                 clear_counts(samples, start, end, k, ly_indptr, ly_indices, cS)
         if best_f < 0:

@@ -24,6 +24,18 @@ with M_i(L) psi_i(L) = 2 (P - P^2 / M). Without missing samples every mass is
 |L|, and the layer sum of weighted child impurities reduces to
 2 (sum_i c_i - sum_i c_i^2 / |L|), c_i the positive count: the sweep keeps
 sum c and sum c^2 and touches only the moved sample's own tags.
+
+Untagged samples in a hard layer (beyond the paper, ``ignore_untagged``):
+the paper's hard Gini counts a sample with no observed tag in the target
+layer as a negative of every tag. Where tags are sparse that makes the
+untagged samples a class of their own: the trees separate them from the
+tagged ones, a node of untagged samples is "pure" and stops, and their big
+leaves become hubs of the affinity (Corel5k, 75 % of tags removed: leaves
+of up to 123 untagged images, two clusters of 1006 and 629 images nearly
+all untagged, NMI 0.148). With ``ignore_untagged`` such a sample is
+unknown, as a missing sample of a soft layer with no soft evidence: it adds
+no mass, so |L| above counts only the labelled samples of each side
+(``n_lab``), and it follows the cuts the labelled samples choose.
 """
 from __future__ import annotations
 
@@ -36,13 +48,16 @@ MASS_FLOOR = 1e-12
 
 @nb.njit(cache=True, error_model="numpy")
 def layer_parent_stats(samples, start, end, k, ly_indptr, ly_indices, layer_ptr, has_layer, soft_pos, soft_neg,
-                       soft, cS, PS, MS):
+                       soft, ignore_untagged, cS, PS, MS):
     """Per-tag statistics of the node for layer k.
 
     Returns (impurity = sum_i psi_i(S), n_missing, sum_i c_i, sum_i c_i^2).
     Hard mode (``soft`` False): cS[li] = positive count (cS must be zero on
     entry; ``clear_counts`` resets it after use, touching only the node's
-    tags, so small nodes cost O(node) not O(layer)). Soft mode: additionally
+    tags, so small nodes cost O(node) not O(layer)); with
+    ``ignore_untagged`` the samples with no tag in layer k are counted in
+    n_missing and carry no mass (the impurity is over the N - n_missing
+    labelled ones; 0 when there are none). Soft mode: additionally
     PS / MS = positive / total mass per tag, missing samples soft.
     """
     N = end - start
@@ -64,6 +79,8 @@ def layer_parent_stats(samples, start, end, k, ly_indptr, ly_indices, layer_ptr,
                 PS[li] += p
                 MS[li] += p + soft_neg[s, off + li]
         else:
+            if ignore_untagged and ly_indptr[k, s + 1] == ly_indptr[k, s]:
+                n_missing += 1
             for b in range(ly_indptr[k, s], ly_indptr[k, s + 1]):
                 li = ly_indices[b]
                 c = cS[li]
@@ -71,8 +88,11 @@ def layer_parent_stats(samples, start, end, k, ly_indptr, ly_indices, layer_ptr,
                 cS[li] = c + 1
                 sumS += 1
     if not soft:
-        # sum_i 2 c_i (N - c_i) / N^2
-        return 2.0 * (N * sumS - sumsq) / (N * N), 0, sumS, sumsq
+        # sum_i 2 c_i (N - c_i) / N^2, N the labelled samples
+        N -= n_missing
+        if N == 0:
+            return 0.0, n_missing, sumS, sumsq
+        return 2.0 * (N * sumS - sumsq) / (N * N), n_missing, sumS, sumsq
     nlab = N - n_missing
     imp = 0.0
     for li in range(lsz):
@@ -162,8 +182,12 @@ def node_layer_tags(samples, start, end, k, layer_ptr, ly_indptr, ly_indices, ha
 
 
 @nb.njit(cache=True, error_model="numpy")
-def sweep_hard(N, m, g0, pos, skey, nptr, ntag, slots, K, lsz, cS, cA, min_leaf, imp_S, sumS, sumsqS):
+def sweep_hard(N, n_lab, m, g0, pos, skey, nptr, ntag, slots, K, lsz, cS, cA, min_leaf, imp_S, sumS, sumsqS):
     """Best cut of one sorted feature, hard tags. Returns (gain, n_left).
+
+    ``n_lab``: the node's samples with mass. N (every sample is a labelled
+    one, the paper's hard Gini) or fewer (``ignore_untagged``: a position
+    with no tag in the layer adds to its side's size but not to its mass).
 
     The node's samples in key order are pos[:g0] (keys below the feature's
     mode), N - m samples holding the mode key, then pos[g0:m]; ``skey``
@@ -190,13 +214,17 @@ def sweep_hard(N, m, g0, pos, skey, nptr, ntag, slots, K, lsz, cS, cA, min_leaf,
     sweep. ``cA`` is zero on entry and on exit."""
     best_q = -1.0
     best_nl = -1
+    all_lab = n_lab == N
     for side in range(2):
         cnt = g0 if side == 0 else m - g0
         sumsqA_raw = 0
         X = 0
+        nAl = 0
         for i in range(cnt):
             p = i if side == 0 else m - 1 - i
             o = pos[p]
+            if all_lab or nptr[o + 1] > nptr[o]:
+                nAl += 1
             for j in range(K):  # fixed trip count: branch-free
                 li = slots[o * K + j]
                 c = cA[li]
@@ -226,7 +254,16 @@ def sweep_hard(N, m, g0, pos, skey, nptr, ntag, slots, K, lsz, cS, cA, min_leaf,
                 dummy += mj * mj
             sumsqA = sumsqA_raw - dummy
             sumsqB = sumsqS - 2 * X + sumsqA
-            q = (sumsqA * nB + sumsqB * nA) / (nA * nB)
+            if all_lab:
+                q = (sumsqA * nB + sumsqB * nA) / (nA * nB)
+            else:
+                # sum c^2 / |side| over the sides with mass
+                nBl = n_lab - nAl
+                q = 0.0
+                if nAl > 0:
+                    q += sumsqA / nAl
+                if nBl > 0:
+                    q += sumsqB / nBl
             nl = nA if side == 0 else nB
             if q > best_q or (q == best_q and nl < best_nl):
                 best_q = q
@@ -241,7 +278,7 @@ def sweep_hard(N, m, g0, pos, skey, nptr, ntag, slots, K, lsz, cS, cA, min_leaf,
             cA[lsz + j] = 0
     if best_nl < 0:
         return -1.0, -1
-    return imp_S - 2.0 * (sumS - best_q) / N, best_nl
+    return imp_S - 2.0 * (sumS - best_q) / n_lab, best_nl
 
 
 @nb.njit(cache=True)

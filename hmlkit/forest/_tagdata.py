@@ -16,6 +16,9 @@ class TagArrays:
     soft_pos: np.ndarray
     soft_neg: np.ndarray
     use_soft: bool
+    # True: a sample with no observed tag in a hard-criterion layer carries no
+    # mass there (unknown, not negative); see ``layer_parent_stats``
+    ignore_untagged: bool = False
 
     @property
     def n_layers(self):
@@ -23,10 +26,11 @@ class TagArrays:
 
     def kernel_args(self):
         return (self.n_layers, self.ly_indptr, self.ly_indices, self.layer_ptr,
-                self.has_layer, self.soft_pos, self.soft_neg, self.use_soft)
+                self.has_layer, self.soft_pos, self.soft_neg, self.use_soft,
+                self.ignore_untagged)
 
 
-def build_tag_arrays(Y, layers, soft=None):
+def build_tag_arrays(Y, layers, soft=None, ignore_untagged=False):
     """Kernel arrays from observed tags ``Y`` (csr), validated ``layers`` and
     optional soft confidences ``soft = (pos, neg)`` (n, m) dense."""
     n, m = Y.shape
@@ -64,4 +68,4 @@ def build_tag_arrays(Y, layers, soft=None):
         base += Yk.nnz
     ly_indices = np.concatenate(blocks) if blocks else np.zeros(0, np.int32)
     return TagArrays(ly_indptr, ly_indices, layer_ptr,
-                     layer_order, has_layer, soft_pos, soft_neg, use_soft)
+                     layer_order, has_layer, soft_pos, soft_neg, use_soft, bool(ignore_untagged))

@@ -24,6 +24,9 @@ def _resolve_n_jobs(n_jobs):
     return max(1, cpus + 1 + n_jobs) if n_jobs < 0 else int(n_jobs)
 
 
+UNTAGGED = ("unknown", "negative")
+
+
 class HMLForest(BaseEstimator):
     """Hierarchical-Multi-Label Random Forest (Wang, Zhu & Gong, Sec 3.2).
 
@@ -50,6 +53,15 @@ class HMLForest(BaseEstimator):
         False: no soft tags (the paper's HML-RF(NoCorr)).
     bootstrap : bool, default False
         Grow each tree on a bootstrap sample (not in the paper).
+    untagged : "unknown" or "negative", default "unknown"
+        How a sample with no observed tag in a layer scored by the hard Gini
+        counts there. "negative" is the paper's literal Gini: a negative of
+        every tag of the layer, so where tags are sparse the trees learn
+        "untagged" as a class and leave the untagged samples in big pure
+        leaves (the hubs of a useless affinity). "unknown" (beyond the
+        paper, recommended): it carries no mass and follows the cuts the
+        tagged samples choose (see ``_criterion``). Soft layers (Eq. 6-9)
+        are the same either way; with every sample tagged, so are the trees.
     random_state : int, numpy generator or None
     n_jobs : int or None
         Threads growing trees; None or -1: all cores. Results do not depend
@@ -68,13 +80,15 @@ class HMLForest(BaseEstimator):
     """
 
     def __init__(self, n_estimators=1000, min_samples_leaf=3, max_features="sqrt", hierarchy=True,
-                 correlations=True, bootstrap=False, random_state=None, n_jobs=None, verbose="auto"):
+                 correlations=True, bootstrap=False, untagged="unknown", random_state=None, n_jobs=None,
+                 verbose="auto"):
         self.n_estimators = n_estimators
         self.min_samples_leaf = min_samples_leaf
         self.max_features = max_features
         self.hierarchy = hierarchy
         self.correlations = correlations
         self.bootstrap = bootstrap
+        self.untagged = untagged
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -100,6 +114,8 @@ class HMLForest(BaseEstimator):
             k = int(mf * d)
         else:
             raise ValueError(f"max_features must be 'sqrt', 'log2', None, a positive int or a float in (0, 1], got {mf!r}")
+        if self.untagged not in UNTAGGED:
+            raise ValueError(f"untagged must be one of {UNTAGGED}, got {self.untagged!r}")
         return max(1, k)
 
     # -- fitting ----------------------------------------------------------
@@ -121,7 +137,7 @@ class HMLForest(BaseEstimator):
             from ..tags import soft_tag_confidences
 
             soft = soft_tag_confidences(Y, layers)
-        tags = build_tag_arrays(Y, layers, soft)
+        tags = build_tag_arrays(Y, layers, soft, ignore_untagged=self.untagged == "unknown")
         seed = check_random_state_seed(self.random_state)
         states = tree_seeds(seed, self.n_estimators)
         boot_rng = np.random.default_rng(seed) if self.bootstrap else None
