@@ -152,3 +152,39 @@ def knn_graph_from_neighbors(idx, w, n):
     rows = np.repeat(np.arange(idx.shape[0]), idx.shape[1])[mask.ravel()]
     W = sp.csr_matrix((w[mask], (rows, idx[mask])), shape=(n, n))
     return W.maximum(W.T).tocsr()
+
+
+def cosine_knn_graph(Z, n_neighbors=20):
+    """Symmetric ("or", max-weight) kNN graph of cosine similarity between
+    the rows of ``Z`` (dense or sparse, e.g. observed tags). Rows of zeros
+    (untagged samples) have no edge. Sparse throughout: O(n k) memory."""
+    from sklearn.neighbors import NearestNeighbors
+
+    Z = sp.csr_matrix(Z, dtype=np.float64)
+    n = Z.shape[0]
+    k = int(n_neighbors)
+    if k < 1:
+        raise ValueError(f"n_neighbors must be >= 1, got {n_neighbors}")
+    rows = np.flatnonzero(np.diff(Z.indptr) > 0)
+    if len(rows) < 2:
+        return sp.csr_matrix((n, n))
+    kk = min(k, len(rows) - 1)
+    nn = NearestNeighbors(n_neighbors=kk + 1, metric="cosine", algorithm="brute").fit(Z[rows])
+    dist, idx = nn.kneighbors(Z[rows])
+    sim = 1.0 - dist
+    src = np.repeat(rows, kk + 1)
+    dst = rows[idx.ravel()]
+    keep = (src != dst) & (sim.ravel() > 1e-12)
+    W = sp.csr_matrix((sim.ravel()[keep], (src[keep], dst[keep])), shape=(n, n))
+    return W.maximum(W.T).tocsr()
+
+
+def normalized_graph(W):
+    """D^-1/2 W D^-1/2 of a symmetric graph (rows with no edge stay empty), so
+    graphs on different scales (forest co-leaf fractions, cosines) can be
+    summed with weights that mean what they say."""
+    W = sp.csr_matrix(W, dtype=np.float64)
+    deg = np.asarray(W.sum(axis=1)).ravel()
+    inv = np.divide(1.0, np.sqrt(deg), out=np.zeros_like(deg), where=deg > 0)
+    D = sp.diags(inv)
+    return (D @ W @ D).tocsr()
