@@ -2,7 +2,7 @@
 from .arff import load_arff
 from .container import TaggedData
 from .datasets import load_dataset, require
-from .fetch import fetch_corel16k, fetch_nuswide, fetch_url
+from .fetch import fetch_corel5k, fetch_corel16k, fetch_nuswide, fetch_url
 from .npz import load_npz, save_npz
 from .nuswide import load_nuswide
 from .sparsify import hide_tags, remove_tags
@@ -25,4 +25,5 @@ __all__ = [
     "fetch_url",
     "fetch_nuswide",
     "fetch_corel16k",
+    "fetch_corel5k",
 ]
