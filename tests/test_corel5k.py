@@ -128,3 +128,9 @@ def test_load_arff_is_called_with_499_features(tmp_path, monkeypatch):
     monkeypatch.setattr(hd, "load_arff", load_arff)
     load_dataset(path, n_layers=1)
     assert calls == [{"n_features": 499, "name": "corel5k"}]
+
+
+def test_studies_accept_the_name():
+    from hmlkit.study import check_dataset, dataset_name
+
+    assert check_dataset("corel5k") == "corel5k" and dataset_name("corel5k") == "corel5k"
