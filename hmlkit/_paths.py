@@ -19,3 +19,8 @@ def shared_data_dir() -> Path:
 
 def corel16k_path() -> Path:
     return shared_data_dir() / "corel16k" / "Corel16k001-test.arff"
+
+
+def corel5k_path() -> Path:
+    """The shared Corel5k training split (mulan sparse ARFF, 4500 images)."""
+    return shared_data_dir() / "corel5k" / "Corel5k-train-sparse.arff"

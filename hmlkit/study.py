@@ -30,7 +30,7 @@ from .studies.profiles import PROFILES, STUDIES, check_profile, check_study, dat
 
 METRICS = pv.CLUSTER_METRICS
 SYNTHETIC = ("trecvid", "nuswide")
-NAMED = SYNTHETIC + ("corel16k",)  # names hmlkit.data.load_dataset resolves
+NAMED = SYNTHETIC + ("corel16k", "corel5k")  # names hmlkit.data.load_dataset resolves
 FOREST_METHODS = ("hmlrf", "clustrf", "ccforest")
 
 

@@ -132,3 +132,15 @@ def test_cache_dir_and_official_urls(monkeypatch, tmp_path):
     assert F.data_cache_dir().parts[-2:] == ("data", "cache")
     assert F._filename_from_url(F.OFFICIAL_ARCHIVES["corel16k"][0]) == "corel16k.rar"
     assert all(u.startswith("https://") for u, _ in F.OFFICIAL_ARCHIVES.values())
+
+
+def test_fetch_corel5k_from_local_url(tmp_path):
+    url, digest = F.OFFICIAL_ARCHIVES["corel5k"]
+    assert F._filename_from_url(url) == "corel5k.rar" and digest is None  # no published digest
+    src = tmp_path / "mirror" / "corel5k.rar"
+    src.parent.mkdir()
+    src.write_bytes(PAYLOAD)
+    p = F.fetch_corel5k(tmp_path / "cache", url=src.as_uri(), sha256=hashlib.sha256(PAYLOAD).hexdigest())
+    assert p == tmp_path / "cache" / "corel5k" / "corel5k.rar" and p.read_bytes() == PAYLOAD
+    with pytest.raises(ValueError, match="checksum mismatch for corel5k.rar"):
+        F.fetch_corel5k(tmp_path / "other", url=src.as_uri(), sha256="0" * 64)

@@ -6,9 +6,13 @@
   (:func:`hmlkit.data.make_synthetic`);
 * ``"corel16k"``: the real development set (mulan Corel16k sample 1 test split)
   at :func:`hmlkit._paths.corel16k_path`;
+* ``"corel5k"``: the Corel5k training split with its 50 CD groups
+  (:func:`hmlkit.data.load_corel5k`; options ``n_layers=``, ``path=``);
 * a ``.arff`` file (:func:`hmlkit.data.load_arff`): mulan Corel16k files (the
-  file name starts with ``Corel16k``) are split as 500 features + tags; any
-  other ARFF needs ``n_features=`` or ``n_labels=`` (mulan files carry the
+  file name starts with ``Corel16k``) are split as 500 features + tags; a
+  ``Corel5k*.arff`` file goes to :func:`hmlkit.data.load_corel5k` (499
+  features + tags, CD groups for the 4500-row training split, estimated
+  layers) unless ``n_features=`` / ``n_labels=`` is given; any other ARFF needs ``n_features=`` or ``n_labels=`` (mulan files carry the
   label names only in a separate XML) or a MEKA header ``@relation 'name: -C k'``;
 * a ``.npz`` file in the kit's format (:func:`hmlkit.data.load_npz`);
 * a folder in the official NUS-WIDE layout (:func:`hmlkit.data.load_nuswide`);
@@ -27,11 +31,13 @@ import numpy as np
 from .container import TaggedData
 
 SYNTHETIC_PROFILES = ("trecvid", "nuswide")
-REAL_ALIASES = ("corel16k",)
+REAL_ALIASES = ("corel16k", "corel5k")
 COREL16K_N_FEATURES = 500
+_ARFF_LAYOUT_OPTIONS = ("n_features", "n_labels", "label_location")
 
 ACCEPTED = (
     "a synthetic profile name ('trecvid', 'nuswide'), 'corel16k' (the shared development set), "
+    "'corel5k' (Corel5k training split with 50 CD groups), "
     "a .arff file (mulan/MEKA multi-label), a .npz file in hmlkit's format, "
     "or a folder in the official NUS-WIDE layout (ImageList/, NUS_WID_Tags/, Groundtruth/, Low_Level_Features/)"
 )
@@ -90,13 +96,28 @@ def _load_arff_spec(path: Path, kw: dict) -> TaggedData:
     return load_arff(path, n_features=n_features, n_labels=n_labels, label_location=label_location, name=name)
 
 
+def _is_corel5k_file(path: Path, kw: dict) -> bool:
+    """A ``Corel5k*.arff`` file given without an explicit feature/label layout."""
+    return path.name.lower().startswith("corel5k") and not any(k in kw for k in _ARFF_LAYOUT_OPTIONS)
+
+
+def _load_corel5k_spec(path, kw: dict, random_state) -> TaggedData:
+    load_corel5k = _lazy("load_corel5k", "corel5k")
+    path = kw.pop("path", path)
+    n_layers = kw.pop("n_layers", 2)
+    if kw:
+        raise ValueError(f"unexpected options for corel5k: {', '.join(sorted(kw))} (accepted: n_layers, path)")
+    return load_corel5k(path=path, n_layers=n_layers, random_state=random_state)
+
+
 def load_dataset(spec, n_samples: int | None = None, random_state=0, **kw) -> TaggedData:
     """Resolve a study's ``dataset=`` parameter (see the module notes) to a ``TaggedData``.
 
     ``n_samples`` is passed to the synthetic generator; for real data it draws
     a seeded random subset of that many samples (all when None or larger).
     Extra keywords go to the loader (e.g. ``recipe=``/``features=`` for
-    NUS-WIDE, ``n_features=`` for ARFF).
+    NUS-WIDE, ``n_features=`` for ARFF, ``n_layers=`` for Corel5k, which
+    also gets ``random_state``).
 
     Raises ``FileNotFoundError`` naming a missing path and ``ValueError``
     listing what is accepted for anything else.
@@ -110,6 +131,8 @@ def load_dataset(spec, n_samples: int | None = None, random_state=0, **kw) -> Ta
         if kw:
             raise ValueError(f"unexpected options for the synthetic profile {spec!r}: {', '.join(sorted(kw))}")
         return make_synthetic(profile=spec, n_samples=n_samples, random_state=random_state)
+    elif isinstance(spec, str) and spec == "corel5k" and not Path(spec).exists():
+        data = _load_corel5k_spec(None, kw, random_state)
     elif isinstance(spec, str) and spec in REAL_ALIASES and not Path(spec).exists():
         from .._paths import corel16k_path
 
@@ -132,6 +155,8 @@ def load_dataset(spec, n_samples: int | None = None, random_state=0, **kw) -> Ta
 
             kw.setdefault("random_state", random_state)
             data = load_nuswide(path, **kw)
+        elif suffix == ".arff" and _is_corel5k_file(path, kw):
+            data = _load_corel5k_spec(path, kw, random_state)
         elif suffix == ".arff":
             data = _load_arff_spec(path, kw)
         elif suffix == ".npz":

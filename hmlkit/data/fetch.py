@@ -7,11 +7,11 @@ data unless given ``dataset=``. These helpers save the manual steps:
   resume of an interrupted ``.part`` file, an optional SHA-256 check, and an
   atomic rename once complete. Without network it raises ``ConnectionError``
   saying so and where to put a manually downloaded copy.
-* :func:`fetch_nuswide` / :func:`fetch_corel16k` are thin wrappers over the
+* :func:`fetch_nuswide` / :func:`fetch_corel16k` / :func:`fetch_corel5k` are thin wrappers over the
   official URLs in :data:`OFFICIAL_ARCHIVES` (stored as data; the hosts change
   over the years, so every wrapper takes ``url=`` overrides). ``.zip`` archives
   are unpacked; ``.rar`` ones (NUS-WIDE's low-level features, mulan's
-  Corel16k) need an external ``unrar`` / ``7z``, and the helper says so.
+  Corel16k and Corel5k) need an external ``unrar`` / ``7z``, and the helper says so.
 
 The cache folder is ``$HMLKIT_DATA_DIR`` if set, else ``<repo>/data/cache``.
 """
@@ -40,6 +40,8 @@ OFFICIAL_ARCHIVES = {
     "nuswide/Low_Level_Features": (NUSWIDE_BASE + "Low_Level_Features.rar", None),
     # mulan's multi-label data sets (Corel16k: 10 samples, train/test ARFF + XML)
     "corel16k": ("https://sourceforge.net/projects/mulan/files/datasets/corel16k.rar/download", None),
+    # mulan's Corel5k (train/test ARFF + XML); no published digest
+    "corel5k": ("https://sourceforge.net/projects/mulan/files/datasets/corel5k.rar/download", None),
 }
 
 NUSWIDE_PARTS = ("ImageList", "NUS_WID_Tags", "Groundtruth", "Low_Level_Features")
@@ -227,6 +229,24 @@ def fetch_corel16k(dest_dir=None, url: str | None = None, sha256: str | None = N
     return fetch_url(url or default_url, root, sha256=sha256 or digest, filename="corel16k.rar")
 
 
+def fetch_corel5k(dest_dir=None, url: str | None = None, sha256: str | None = None) -> Path:
+    """Download mulan's Corel5k archive into ``<cache>/corel5k`` and return its path.
+
+    The archive is a ``.rar`` (``corel5k.rar``): unpack it with ``unrar``/``7z``
+    and put the training split (4500 images, 499 visual words + 374 tags) at
+    ``<cache>/corel5k/Corel5k-train-sparse.arff``, where
+    :func:`hmlkit.data.load_corel5k` (and ``load_dataset("corel5k")``) look
+    for it, or pass its path to ``load_corel5k(path=...)``.
+
+    No SHA-256 is known for the archive (mulan publishes none and none is
+    pinned here: ``OFFICIAL_ARCHIVES["corel5k"]`` holds None), so the download
+    is not checked unless you pass ``sha256=`` for the copy you trust.
+    """
+    default_url, digest = OFFICIAL_ARCHIVES["corel5k"]
+    root = (Path(dest_dir) if dest_dir is not None else data_cache_dir()) / "corel5k"
+    return fetch_url(url or default_url, root, sha256=sha256 or digest, filename="corel5k.rar")
+
+
 def clear_partial(dest_dir=None) -> int:
     """Remove every ``*.part`` under the cache; returns how many were removed."""
     root = Path(dest_dir) if dest_dir is not None else data_cache_dir()
@@ -238,6 +258,6 @@ def clear_partial(dest_dir=None) -> int:
 
 
 __all__ = [
-    "OFFICIAL_ARCHIVES", "data_cache_dir", "fetch_url", "fetch_nuswide", "fetch_corel16k",
+    "OFFICIAL_ARCHIVES", "data_cache_dir", "fetch_url", "fetch_nuswide", "fetch_corel16k", "fetch_corel5k",
     "unpack", "sha256_of", "clear_partial",
 ]
