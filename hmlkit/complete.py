@@ -12,6 +12,7 @@ from ._validation import check_n_clusters, check_X, check_Y
 from .affinity import _compact, leaf_knn
 from . import _kernels_affinity as KA
 from . import _kernels_complete as KC
+from .tokens import resolve_feature_map
 
 METHODS = ("AM", "LN", "GC")
 
@@ -61,13 +62,36 @@ def cooccurrence_scores(Y, Y_ref=None):
     R = Y if Y_ref is None else check_Y(Y_ref)
     if R.shape[1] != Y.shape[1]:
         raise ValueError(f"Y_ref has {R.shape[1]} tags but Y has {Y.shape[1]}")
-    Rf = R.astype(np.float64)
+    scores = np.asarray(Y.astype(np.float64) @ conditional_cooccurrence(R))
+    return rank_observed_last(scores, Y)
+
+
+def conditional_cooccurrence(Y):
+    """P[i, j] = P(tag j | tag i) on the rows of ``Y`` (csr), zero diagonal:
+    the co-occurrence correlation rho of Eq. 6 between every pair of tags
+    (not only from a layer to the layers below it)."""
+    Rf = Y.astype(np.float64)
     co = (Rf.T @ Rf).toarray()
     occ = np.diag(co).copy()
     np.fill_diagonal(co, 0.0)
-    P = np.divide(co, occ[:, None], out=np.zeros_like(co), where=occ[:, None] > 0)  # P(j | i)
-    scores = np.asarray(Y.astype(np.float64) @ P)
-    return rank_observed_last(scores, Y)
+    return np.divide(co, occ[:, None], out=np.zeros_like(co), where=occ[:, None] > 0)
+
+
+def _row_max_scaled(S):
+    """Each row divided by its maximum (rows of zeros stay zero)."""
+    S = np.maximum(np.asarray(S, dtype=np.float64), 0.0)
+    top = S.max(axis=1, keepdims=True)
+    return np.divide(S, top, out=np.zeros_like(S), where=top > 0)
+
+
+def blend_correlation_scores(forest_scores, Yq, P, correlation_weight):
+    """(1 - c) forest_scores + c Yq P, each row scaled to a maximum of 1:
+    the forest's neighbourhood vote joined by the sample's own observed tags
+    ``Yq`` through the tag correlations P (``conditional_cooccurrence``)."""
+    if correlation_weight == 0 or Yq is None:
+        return forest_scores
+    corr = np.asarray(Yq.astype(np.float64) @ P)
+    return (1.0 - correlation_weight) * _row_max_scaled(forest_scores) + correlation_weight * _row_max_scaled(corr)
 
 
 class TransductiveScoresMixin:
@@ -117,6 +141,21 @@ class HMLTagCompleter(BaseEstimator):
         AP@1 rises from about 0.17 in-sample to about 0.40 out-of-bag (the
         paper reports 0.38). ``oob=False`` is the paper's literal setting
         (every tree sees every sample). GC always uses the whole forest.
+    feature_map : "auto", "tokens", None or a transformer, default "auto"
+        Applied to X before the forest, as in :class:`hmlkit.HMLClustering`.
+    correlation_weight : float in [0, 1], default 0.8
+        Beyond the paper: the AM / LN vote (each row scaled to a maximum of
+        1) is blended with the sample's own observed tags carried through
+        the tag correlations, sum_i y_i P(j | i) (Eq. 6's rho between every
+        pair of tags), with this weight. On real tagged images the forest's
+        neighbourhoods alone are weak (AP@1 at 40 % hidden, seed 0:
+        Corel5k 0.17, Corel16k 0.15, against 0.395 / 0.341 for tag
+        co-occurrence), while a sample's remaining tags predict its hidden
+        ones well; the blend was measured at weights 0.7 / 0.8 / 0.9 of
+        correlations (0.320 / 0.397 / 0.397 on Corel5k, 0.309 / 0.352 /
+        0.346 on Corel16k; see ``studies/real_corel.ipynb`` for the seeds).
+        0: the paper's AM / LN. GC is never blended. New samples are
+        blended only when their known tags ``Y`` are given.
     random_state, **forest params : as :class:`hmlkit.HMLForest`.
 
     A sample is never its own neighbour. Scores are in [0, 1]; a sample with
@@ -124,13 +163,17 @@ class HMLTagCompleter(BaseEstimator):
     """
 
     def __init__(self, method="AM", n_neighbors=20, n_clusters=None, oob=True, random_state=None,
-                 n_estimators=1000, min_samples_leaf=3, max_features="sqrt", hierarchy=True, correlations=True,
-                 n_jobs=None, verbose=False):
+                 feature_map="auto", correlation_weight=0.8, n_estimators=1000, min_samples_leaf=3,
+                 max_features="sqrt", hierarchy=True, correlations=True, untagged="unknown", n_jobs=None,
+                 verbose=False):
         self.method = method
         self.n_neighbors = n_neighbors
         self.n_clusters = n_clusters
         self.oob = oob
         self.random_state = random_state
+        self.feature_map = feature_map
+        self.correlation_weight = correlation_weight
+        self.untagged = untagged
         self.n_estimators = n_estimators
         self.min_samples_leaf = min_samples_leaf
         self.max_features = max_features
@@ -138,6 +181,9 @@ class HMLTagCompleter(BaseEstimator):
         self.correlations = correlations
         self.n_jobs = n_jobs
         self.verbose = verbose
+
+    def _mapped(self, X):
+        return X if self.feature_map_ is None else self.feature_map_.transform(X)
 
     def _check_method(self):
         m = str(self.method).upper()
@@ -151,13 +197,18 @@ class HMLTagCompleter(BaseEstimator):
         method = self._check_method()
         X = check_X(X)
         Y = check_Y(Y, X.shape[0])
+        c = self.correlation_weight
+        if isinstance(c, bool) or not isinstance(c, (int, float, np.integer, np.floating)) or not 0 <= c <= 1:
+            raise ValueError(f"correlation_weight must be a number in [0, 1], got {c!r}")
         if method == "GC":
             if self.n_clusters is None:
                 raise ValueError("method='GC' needs n_clusters (the number of global clusters)")
             check_n_clusters(self.n_clusters, X.shape[0])
-        self.forest_ = forest_from(self, bootstrap=bool(self.oob)).fit(X, Y, layers)
+        self.feature_map_ = resolve_feature_map(self.feature_map, X)
+        self.forest_ = forest_from(self, bootstrap=bool(self.oob)).fit(self._mapped(X), Y, layers)
         self.Y_ = Y
         self.method_ = method
+        self.correlations_ = conditional_cooccurrence(Y) if self.correlation_weight and method != "GC" else None
         if method == "GC":
             self.labels_, _ = cluster_forest(self.forest_, self.n_clusters, self.n_neighbors, self.random_state)
         return self
@@ -178,7 +229,7 @@ class HMLTagCompleter(BaseEstimator):
             # out-of-bag: a sample only looks at the trees grown without it
             query = np.where(self.forest_.inbag_, -1, self.forest_.train_leaves_).astype(np.int32) if self.oob else None
         else:
-            query = self.forest_.apply(X)
+            query = self.forest_.apply(self._mapped(check_X(X)))
             self_index = np.full(query.shape[0], -1, np.int64)
             Yq = None if Y is None else check_Y(Y, query.shape[0])
         nq = n if query is None else query.shape[0]
@@ -215,6 +266,8 @@ class HMLTagCompleter(BaseEstimator):
             size = np.bincount(self.labels_, minlength=k).astype(np.float64)
             scores = pos[lab] / size[lab][:, None]
             scores[votes.sum(axis=1) == 0] = 0.0
+        if self.correlations_ is not None:
+            scores = blend_correlation_scores(scores, Yq, self.correlations_, float(self.correlation_weight))
         if Yq is None:
             return np.asarray(scores, dtype=np.float64)
         return rank_observed_last(scores, Yq)
