@@ -183,8 +183,10 @@ def normalized_graph(W):
     """D^-1/2 W D^-1/2 of a symmetric graph (rows with no edge stay empty), so
     graphs on different scales (forest co-leaf fractions, cosines) can be
     summed with weights that mean what they say."""
-    W = sp.csr_matrix(W, dtype=np.float64)
+    W = sp.csr_matrix(W, dtype=np.float64, copy=True)
     deg = np.asarray(W.sum(axis=1)).ravel()
     inv = np.divide(1.0, np.sqrt(deg), out=np.zeros_like(deg), where=deg > 0)
-    D = sp.diags(inv)
-    return (D @ W @ D).tocsr()
+    rows = np.repeat(np.arange(W.shape[0]), np.diff(W.indptr))
+    # w_ij / sqrt(d_i d_j) entry by entry: the same float for (i, j) and (j, i)
+    W.data = W.data * (inv[rows] * inv[W.indices])
+    return W

@@ -94,6 +94,22 @@ NB = {
               'study.side_by_side(ds, index=("dataset", "structure"))',
               'fig = study.plot_abstractness(ds)'],
     ),
+    "real_corel": dict(
+        title="Real tagged images: clustering on Corel5k against tag removal, tag completion on Corel5k and "
+              "Corel16k (beyond the paper's tables)",
+        params='dataset = "corel5k"        # Corel5k training split (50 Corel CDs as ground-truth groups)\n'
+               'completion_datasets = ["corel5k", "corel16k"]\n'
+               'n_samples = None          # a seeded subset of Corel5k (None: the profile\'s)\n'
+               'sparseness = None         # tag removal rates (None: the profile\'s; standard 0, 25, 50, 75 %)\n',
+        setup='dataset=dataset, completion_datasets=completion_datasets, n_samples=n_samples, sparseness=sparseness',
+        body=['from hmlkit.studies import real\n'
+              'data = study.load_data(dataset, cfg, n_samples=cfg["n_samples"], random_state=seed, groups=True)\ndata',
+              'ds = real.clustering_study(data, cfg)\nreal.table(ds)',
+              'comp = {study.dataset_name(d): study.load_data(d, cfg, random_state=seed) '
+              'for d in cfg["completion_datasets"]}\n'
+              'ds = ds.merge(real.completion_study(comp, cfg))\nreal.completion_table(ds)',
+              'fig = real.plot(ds)'],
+    ),
     "table6_8_completion": dict(
         title="Tables 6, 7, 8: missing-tag completion (AP@N, AR@N, Coverage@N)",
         params='datasets = ["trecvid", "nuswide"]   # profile names or data paths (e.g. the Corel16k ARFF)\n'

@@ -24,6 +24,7 @@ STUDIES = (
     "table5_abstractness",
     "table6_8_completion",
     "fig4_7_9_examples",
+    "real_corel",
 )
 
 # Data size per profile: (n_samples, n_tags, n_features) per synthetic data set; None = full
@@ -57,6 +58,11 @@ _SPECIFIC = {
     # groups (e.g. Corel16k); with groups, their count is used
     "table6_8_completion": {"hidden_fraction": 0.4, "gc_clusters": 50},
     "fig4_7_9_examples": {"n_clusters_shown": 3, "n_members_shown": 6, "n_examples": 9},
+    # real data: quick runs a 1800-image subset of Corel5k at two rates
+    "real_corel": {"sparseness": {"quick": (0.0, 0.75), "standard": (0.0, 0.25, 0.5, 0.75),
+                                  "paper": (0.0, 0.25, 0.5, 0.75)},
+                   "n_samples": {"quick": 1800, "standard": None, "paper": None},
+                   "folds": {"quick": 1, "standard": 3, "paper": 10}},
 }
 
 
@@ -116,6 +122,8 @@ RESULT_SCHEMA = {
     "table6_8_completion": {"score": ("dataset", "row", "measure", "N", "fold"),
                             "paper": ("dataset", "row", "measure", "N"), "status": ("dataset", "row"),
                             "reason": ("dataset", "row")},
+    "real_corel": {"score": ("row", "sparseness", "metric", "fold"), "largest": ("row", "sparseness", "fold"),
+                   "hub": ("row", "sparseness", "fold"), "completion": ("dataset", "crow", "measure", "N", "fold")},
     "fig4_7_9_examples": {"member_tags": ("figure", "cluster", "member"),
                           "member_consistent": ("figure", "cluster", "member"),
                           "cluster_purity": ("figure", "cluster"), "scores": ("figure", "metric"),
