@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import SpectralClustering
 
-from ._validation import check_n_clusters, check_X
+from ._validation import check_estimator_params, check_n_clusters, check_X
 from .affinity import knn_affinity, knn_graph_from_neighbors, leaf_knn
 
 
@@ -113,6 +113,7 @@ class HMLClustering(ClusterMixin, BaseEstimator):
 
     def fit(self, X, Y, layers=None):
         X = check_X(X)
+        check_estimator_params(self, n_features=X.shape[1])
         check_n_clusters(self.n_clusters, X.shape[0])
         self.forest_ = forest_from(self, bootstrap=self.bootstrap).fit(X, Y, layers)
         self.labels_, self.affinity_ = cluster_forest(self.forest_, self.n_clusters, self.n_neighbors,
