@@ -1,5 +1,6 @@
 # hmlkit: two commands do everything.
-#   make studies   set up .venv if missing, run the studies (PROFILE=quick|standard|paper)
+#   make studies   set up .venv if missing, run the studies (PROFILE=quick|standard|paper;
+#                  standard writes results/ and figures/, others results/PROFILE/, figures/PROFILE/)
 #   make test      set up .venv if missing, run the test suite
 PYTHON ?= python3
 VENV   ?= .venv

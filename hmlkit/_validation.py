@@ -11,8 +11,70 @@ import numpy as np
 import scipy.sparse as sp
 
 
+class InvalidParameterError(ValueError, TypeError):
+    """A parameter of the wrong type or out of range (a ``ValueError`` and a
+    ``TypeError``, as scikit-learn's own)."""
+
+
+def check_int(value, name, min_val=1, max_val=None):
+    """``value`` as an int: an integer (Python or numpy, not a bool, a string or a
+    float, even an integral one) within [min_val, max_val]; checked with
+    ``sklearn.utils.check_scalar``."""
+    from sklearn.utils import check_scalar
+
+    if isinstance(value, (bool, np.bool_)):
+        raise InvalidParameterError(f"{name} must be an integer, got the boolean {value!r}")
+    try:
+        return int(check_scalar(value, name, numbers.Integral, min_val=min_val, max_val=max_val))
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(f"{exc} (got {value!r})") from None
+
+
+def check_bool(value, name):
+    """``value`` as a bool; anything but ``True``/``False`` (or a numpy bool) is an error
+    (``'no'`` or ``1`` would silently switch an option on)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidParameterError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+_INT_PARAMS = ("n_estimators", "min_samples_leaf", "n_neighbors")
+_BOOL_PARAMS = ("hierarchy", "correlations", "bootstrap", "oob")
+
+
+def check_estimator_params(est, n_features=None):
+    """Check the common parameters ``est`` has: positive integers (n_estimators,
+    min_samples_leaf, n_neighbors, n_clusters unless None), booleans (hierarchy,
+    correlations, bootstrap, oob) and ``max_features`` ('sqrt', 'log2', None, an int
+    in [1, n_features] or a float in (0, 1]). Raises :class:`InvalidParameterError`."""
+    for name in _INT_PARAMS:
+        if hasattr(est, name):
+            check_int(getattr(est, name), name)
+    if getattr(est, "n_clusters", None) is not None:
+        check_int(est.n_clusters, "n_clusters")
+    for name in _BOOL_PARAMS:
+        if hasattr(est, name):
+            check_bool(getattr(est, name), name)
+    if hasattr(est, "max_features"):
+        mf = est.max_features
+        if mf is None or (isinstance(mf, str) and mf in ("sqrt", "log2")):
+            pass
+        elif isinstance(mf, numbers.Integral) and not isinstance(mf, (bool, np.bool_)):
+            check_int(mf, "max_features")
+            if n_features is not None and mf > n_features:
+                raise InvalidParameterError(f"max_features={int(mf)} is larger than the number of features "
+                                            f"of X ({n_features})")
+        elif (isinstance(mf, numbers.Real) and not isinstance(mf, (bool, np.bool_))
+              and not isinstance(mf, numbers.Integral) and 0 < mf <= 1):
+            pass
+        else:
+            raise InvalidParameterError(f"max_features must be 'sqrt', 'log2', None, a positive int or a "
+                                        f"float in (0, 1], got {mf!r}")
+
+
 def check_X(X, name="X", dtype=np.float32, min_samples=1):
-    """Return ``X`` as a C-contiguous 2-D float array, rejecting NaN/inf."""
+    """Return ``X`` as a C-contiguous 2-D float array, rejecting NaN/inf, complex
+    values and finite values too large for ``dtype``."""
     if sp.issparse(X):
         X = X.toarray()
     X = np.asarray(X)
@@ -24,9 +86,18 @@ def check_X(X, name="X", dtype=np.float32, min_samples=1):
         raise ValueError(f"{name} has no features (shape {X.shape})")
     if not np.issubdtype(X.dtype, np.number) and X.dtype != bool:
         raise ValueError(f"{name} must be numeric, got dtype {X.dtype}")
-    X = np.ascontiguousarray(X, dtype=dtype)
+    if np.iscomplexobj(X):
+        raise ValueError(f"{name} must be real, got complex dtype {X.dtype}")
+    original = X
+    with np.errstate(over="ignore"):  # values beyond dtype's range become inf: reported below
+        X = np.ascontiguousarray(X, dtype=dtype)
     if not np.isfinite(X).all():
-        bad = np.argwhere(~np.isfinite(X))[0]
+        bad = tuple(np.argwhere(~np.isfinite(X))[0])
+        value = original[bad]
+        if np.isfinite(value):
+            raise ValueError(f"{name} has a value too large for {np.dtype(dtype).name} at row {bad[0]}, column "
+                             f"{bad[1]}: {value!r} (largest magnitude {np.finfo(dtype).max:.4g}); rescale "
+                             f"the features")
         raise ValueError(f"{name} contains NaN or inf (first at row {bad[0]}, column {bad[1]})")
     return X
 
@@ -102,11 +173,15 @@ def check_layers(layers, n_tags, name="layers"):
 
 
 def check_n_clusters(n_clusters, n_samples, name="n_clusters"):
-    if not isinstance(n_clusters, numbers.Integral) or n_clusters < 1:
-        raise ValueError(f"{name} must be a positive integer, got {n_clusters!r}")
+    """A positive integer below ``n_samples`` (spectral clustering embeds in
+    ``n_clusters`` eigenvectors of an ``n_samples`` graph: ARPACK needs fewer), or 1."""
+    n_clusters = check_int(n_clusters, name)
     if n_clusters > n_samples:
-        raise ValueError(f"{name}={n_clusters} is larger than the number of samples ({n_samples})")
-    return int(n_clusters)
+        raise InvalidParameterError(f"{name}={n_clusters} is larger than the number of samples ({n_samples})")
+    if n_clusters == n_samples and n_clusters > 1:
+        raise InvalidParameterError(f"{name}={n_clusters} equals the number of samples ({n_samples}); spectral "
+                                    f"clustering needs fewer clusters than samples")
+    return n_clusters
 
 
 def check_random_state_seed(random_state):

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import SpectralClustering
 
-from ._validation import check_n_clusters, check_X, check_Y
+from ._validation import check_estimator_params, check_n_clusters, check_X, check_Y
 from .affinity import cosine_knn_graph, knn_affinity, knn_graph_from_neighbors, leaf_knn, normalized_graph
 from .tokens import resolve_feature_map
 
@@ -161,6 +161,7 @@ class HMLClustering(ClusterMixin, BaseEstimator):
 
     def fit(self, X, Y, layers=None):
         X = check_X(X)
+        check_estimator_params(self, n_features=X.shape[1])
         Y = check_Y(Y, X.shape[0])
         check_n_clusters(self.n_clusters, X.shape[0])
         self.feature_map_ = resolve_feature_map(self.feature_map, X)

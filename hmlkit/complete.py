@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from ._validation import check_n_clusters, check_X, check_Y
+from ._validation import check_estimator_params, check_n_clusters, check_X, check_Y
 from .affinity import _compact, leaf_knn
 from . import _kernels_affinity as KA
 from . import _kernels_complete as KC
@@ -196,6 +196,7 @@ class HMLTagCompleter(BaseEstimator):
 
         method = self._check_method()
         X = check_X(X)
+        check_estimator_params(self, n_features=X.shape[1])
         Y = check_Y(Y, X.shape[0])
         c = self.correlation_weight
         if isinstance(c, bool) or not isinstance(c, (int, float, np.integer, np.floating)) or not 0 <= c <= 1:

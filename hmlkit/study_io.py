@@ -1,25 +1,103 @@
 """Atomic writing of study results: a failed or interrupted run never leaves
-a half-written file and never destroys the previous result."""
+a half-written file and never destroys the previous result.
+
+Files are written world-readable (``0o666`` less the process umask, i.e. ``0644``
+under the usual umask 022), as any file written with ``open`` would be: a
+temporary file from ``tempfile.mkstemp`` is ``0600`` and would otherwise keep that
+mode after the rename.
+
+A temporary file is named ``.<name>.<pid>-<random>.tmp<suffix>`` beside its target,
+``pid`` being the writing process. One left behind by a process that was killed
+(SIGKILL, or a kernel stopped mid-save) is removed by the next write of the same
+file, and by the study runner when it ends (:func:`remove_stale_temps`).
+"""
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
+_TMP_RE = re.compile(r"^\.(?P<target>.+?)\.(?:(?P<pid>\d+)-)?[A-Za-z0-9_]+\.tmp(?:\.[A-Za-z0-9]+)?$")
+
+
+def _umask():
+    """The process umask, read without changing it where the OS allows."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def file_mode():
+    """Mode of the files written here: ``0o666`` less the umask (``0644`` under umask 022)."""
+    return 0o666 & ~_umask()
+
+
+def _pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie is dead for our purpose (its parent has not reaped it yet)
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def remove_stale_temps(directory, target=None, dead_pids=()):
+    """Remove temporary files of :func:`atomic_path` in ``directory`` (those of
+    ``target`` only, if given) whose writing process is gone, or is one of
+    ``dead_pids`` (processes the caller stopped). A temporary file without a pid
+    in its name (written by an older version of the kit) counts as stale.
+    Returns the paths removed."""
+    directory = Path(directory)
+    dead = {int(p) for p in dead_pids}
+    removed = []
+    if not directory.is_dir():
+        return removed
+    for p in directory.iterdir():
+        m = _TMP_RE.match(p.name)
+        if not m or (target is not None and m["target"] != target):
+            continue
+        pid = m["pid"]
+        if pid is not None and int(pid) not in dead and _pid_alive(int(pid)):
+            continue  # a live process (maybe this one) is writing it
+        try:
+            p.unlink()
+            removed.append(p)
+        except FileNotFoundError:
+            pass
+    return removed
+
 
 @contextmanager
-def atomic_path(path):
+def atomic_path(path, suffix=""):
     """Yield a temporary path beside ``path``; on leaving the block without an
-    error, rename it onto ``path`` (atomic on one file system). On an error the
-    temporary file is removed and ``path`` is left as it was."""
+    error, give it the mode of a normally written file (:func:`file_mode`) and
+    rename it onto ``path`` (atomic on one file system). On an error the
+    temporary file is removed and ``path`` is left as it was. Stale temporary
+    files of ``path`` left by killed processes are removed first. ``suffix`` ends
+    the temporary name (e.g. ``".ipynb"`` for tools that look at the extension)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    remove_stale_temps(path.parent, target=path.name)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}-", suffix=f".tmp{suffix}", dir=path.parent)
     os.close(fd)
     tmp = Path(tmp)
     try:
         yield tmp
+        os.chmod(tmp, file_mode())
         os.replace(tmp, path)
     finally:
         if tmp.exists():

@@ -88,6 +88,11 @@ def load_arff(path, n_features=None, n_labels=None, label_location="end", name=N
         raise FileNotFoundError(f"ARFF file not found: {path}")
     if label_location not in ("end", "start"):
         raise ValueError(f"label_location must be 'end' or 'start', got {label_location!r}")
+    from .._validation import check_int
+
+    # 500.7 or '500' used to be truncated / parsed silently
+    n_features = None if n_features is None else check_int(n_features, "n_features")
+    n_labels = None if n_labels is None else check_int(n_labels, "n_labels")
     try:
         with open(path, "r", encoding="utf-8") as fh:
             obj = liac_arff.load(fh)

@@ -122,7 +122,8 @@ def load_dataset(spec, n_samples: int | None = None, random_state=0, **kw) -> Ta
     Raises ``FileNotFoundError`` naming a missing path and ``ValueError``
     listing what is accepted for anything else.
     """
-    if n_samples is not None and (not isinstance(n_samples, (int, np.integer)) or n_samples < 1):
+    if n_samples is not None and (isinstance(n_samples, (bool, np.bool_))
+                                  or not isinstance(n_samples, (int, np.integer)) or n_samples < 1):
         raise ValueError(f"n_samples must be a positive integer or None, got {n_samples!r}")
     if isinstance(spec, TaggedData):
         data = spec

@@ -92,6 +92,34 @@ def save_npz(path, data: TaggedData, compressed: bool = True) -> Path:
     return path
 
 
+def _read(z, key: str, path: Path):
+    """Array ``key`` of the archive; a ValueError naming the file and key if it cannot be
+    read (an object array, refused with ``allow_pickle=False``; a corrupt member)."""
+    try:
+        a = z[key]
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as e:
+        raise ValueError(f"{path}: key {key!r} cannot be read ({e})") from None
+    if a.dtype == object:
+        raise ValueError(f"{path}: key {key!r} has dtype object; numeric arrays expected")
+    return a
+
+
+def _integral(a, key: str, path: Path, minimum=None):
+    """``a`` as int64, refusing non-integral values (1.5 would be truncated to 1) and,
+    with ``minimum``, values below it."""
+    a = np.asarray(a)
+    if a.dtype == bool or not np.issubdtype(a.dtype, np.number) or np.iscomplexobj(a):
+        raise ValueError(f"{path}: key {key!r} must hold integers, got dtype {a.dtype}")
+    if not np.issubdtype(a.dtype, np.integer):
+        bad = ~np.isfinite(a) | (a != np.round(a)) if a.size else np.zeros(0, bool)
+        if bad.any():
+            raise ValueError(f"{path}: key {key!r} must hold integers, got {a.ravel()[np.flatnonzero(bad.ravel())[0]]!r}")
+    out = a.astype(np.int64)
+    if minimum is not None and out.size and out.min() < minimum:
+        raise ValueError(f"{path}: key {key!r} has {int(out.min())}; values must be >= {minimum}")
+    return out
+
+
 def _get_tags(z, key: str, path: Path, n: int):
     """Tags stored as CSR parts or as a dense matrix; None if absent."""
     if f"{key}_indptr" in z.files:
@@ -99,13 +127,19 @@ def _get_tags(z, key: str, path: Path, n: int):
         missing = [k for k in need if k not in z.files]
         if missing:
             raise ValueError(f"{path}: {key} is stored sparse but {', '.join(missing)} is missing")
-        shape = tuple(int(s) for s in z[f"{key}_shape"])
+        shape = tuple(int(s) for s in _integral(_read(z, f"{key}_shape", path), f"{key}_shape", path, 0))
+        if len(shape) != 2:
+            raise ValueError(f"{path}: key '{key}_shape' must hold 2 numbers, got {shape}")
+        indices = _integral(_read(z, f"{key}_indices", path), f"{key}_indices", path)
+        indptr = _integral(_read(z, f"{key}_indptr", path), f"{key}_indptr", path)
         try:
-            return sp.csr_matrix((z[f"{key}_data"], z[f"{key}_indices"], z[f"{key}_indptr"]), shape=shape)
+            M = sp.csr_matrix((_read(z, f"{key}_data", path), indices, indptr), shape=shape)
+            M.check_format(full_check=True)  # column indices in range, indptr monotone
         except ValueError as e:
             raise ValueError(f"{path}: {key} CSR parts are inconsistent ({e})") from None
+        return M
     if key in z.files:
-        Y = z[key]
+        Y = _read(z, key, path)
         if Y.ndim != 2:
             raise ValueError(f"{path}: {key} must be 2-D (n_samples, n_tags), got shape {Y.shape}")
         return Y
@@ -123,31 +157,45 @@ def load_npz(path, name: str | None = None) -> TaggedData:
         raise FileNotFoundError(f"no such .npz file: {path}")
     try:
         z = np.load(path, allow_pickle=False)
-    except (zipfile.BadZipFile, ValueError, OSError) as e:
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as e:
         raise ValueError(f"{path}: not a readable .npz file ({e})") from None
+    if not isinstance(z, np.lib.npyio.NpzFile):  # a .npy (one array) named .npz
+        raise ValueError(f"{path}: holds a single array (.npy format), not an .npz archive of named arrays")
     with z:
-        if not isinstance(z, np.lib.npyio.NpzFile):
-            raise ValueError(f"{path}: holds a single array, not an .npz archive of named arrays")
         if "X" not in z.files:
             raise ValueError(f"{path}: no 'X' array (keys: {', '.join(z.files) or 'none'})")
-        if "format_version" in z.files and int(z["format_version"]) > FORMAT_VERSION:
-            raise ValueError(
-                f"{path}: format_version {int(z['format_version'])} is newer than this hmlkit reads "
-                f"({FORMAT_VERSION}); upgrade hmlkit"
-            )
-        X = z["X"]
+        if "format_version" in z.files:
+            version = _integral(_read(z, "format_version", path), "format_version", path)
+            if version.size != 1:
+                raise ValueError(f"{path}: key 'format_version' must be one integer, got shape {version.shape}")
+            if int(version.ravel()[0]) > FORMAT_VERSION:
+                raise ValueError(
+                    f"{path}: format_version {int(version.ravel()[0])} is newer than this hmlkit reads "
+                    f"({FORMAT_VERSION}); upgrade hmlkit"
+                )
+        X = _read(z, "X", path)
+        if not (np.issubdtype(X.dtype, np.number) or X.dtype == bool):
+            raise ValueError(f"{path}: key 'X' must be numeric, got dtype {X.dtype}")
         n = X.shape[0] if X.ndim else 0
         Y = _get_tags(z, "Y", path, n)
         if Y is None:
             raise ValueError(f"{path}: no observed tags ('Y' or 'Y_indptr'...) (keys: {', '.join(z.files)})")
         Y_true = _get_tags(z, "Y_true", path, n)
-        tag_names = [str(t) for t in z["tag_names"]] if "tag_names" in z.files else None
-        layers = z["tag_layer"].astype(np.int64) if "tag_layer" in z.files else None
-        groups = z["groups"] if "groups" in z.files else None
-        meta = json.loads(str(z["meta"])) if "meta" in z.files else {}
+        tag_names = [str(t) for t in _read(z, "tag_names", path)] if "tag_names" in z.files else None
+        layers = _integral(_read(z, "tag_layer", path), "tag_layer", path, 0) if "tag_layer" in z.files else None
+        groups = _integral(_read(z, "groups", path), "groups", path) if "groups" in z.files else None
+        meta = {}
+        if "meta" in z.files:
+            text = str(_read(z, "meta", path))
+            try:
+                meta = json.loads(text)
+            except ValueError as e:
+                raise ValueError(f"{path}: key 'meta' is not valid JSON ({e})") from None
+            if not isinstance(meta, dict):
+                raise ValueError(f"{path}: key 'meta' must be a JSON object, got {type(meta).__name__}")
         if "group_names" in z.files:
-            meta["group_names"] = [str(g) for g in z["group_names"]]
-        stored_name = str(z["name"]) if "name" in z.files else path.stem
+            meta["group_names"] = [str(g) for g in _read(z, "group_names", path)]
+        stored_name = str(_read(z, "name", path)) if "name" in z.files else path.stem
     meta.setdefault("source", str(path))
     try:
         return TaggedData(

@@ -72,6 +72,8 @@ layers) 0.68 [0.67]; 4.75 tags per sample at full size [4.8].
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -89,6 +91,26 @@ _GENERIC_WORDS = (
     "people outdoor indoor crowd man woman child sky tree grass car house road light "
     "water table hand face dog window"
 ).split()
+
+def physical_memory():
+    """Bytes of physical memory (None where the OS does not say)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _check_fits_in_memory(profile, n_samples, n_features):
+    """Refuse a size whose features alone (float64 while generated) exceed the machine's
+    physical memory (64 GiB where it is unknown), instead of swapping until killed."""
+    need = n_samples * n_features * 8
+    have = physical_memory() or 64 * 2**30
+    if need > have:
+        raise ValueError(f"n_samples={n_samples} is too large for the {profile!r} profile: its {n_features} "
+                         f"features alone need about {need / 2**30:.1f} GiB while generated, more than this "
+                         f"machine's {have / 2**30:.1f} GiB of memory (at most about "
+                         f"{have // (n_features * 8):,} samples)")
+
 
 PROFILES = {
     "trecvid": dict(
@@ -457,6 +479,7 @@ def make_synthetic(
         n_samples = p["n_samples"]
     if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
         raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
+    _check_fits_in_memory(profile, int(n_samples), p["n_features"])
     seed = check_random_state_seed(random_state)
     # separate streams: the world does not depend on n_samples, and tuning the
     # feature knobs does not change the tags (and vice versa)

@@ -9,8 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._validation import check_layers, check_random_state_seed, check_X, check_Y
+from .._validation import check_estimator_params, check_layers, check_random_state_seed, check_X, check_Y
 from . import _builder
+from ._interrupt import StopOnInterrupt
 from ._rng import tree_seeds
 from ._tagdata import build_tag_arrays
 
@@ -95,6 +96,7 @@ class HMLForest(BaseEstimator):
 
     # -- parameters -------------------------------------------------------
     def _check_params(self, d):
+        check_estimator_params(self, n_features=d)
         if not isinstance(self.n_estimators, numbers.Integral) or self.n_estimators < 1:
             raise ValueError(f"n_estimators must be a positive integer, got {self.n_estimators!r}")
         if not isinstance(self.min_samples_leaf, numbers.Integral) or self.min_samples_leaf < 1:
@@ -146,7 +148,11 @@ class HMLForest(BaseEstimator):
         keys = _builder.feature_keys(X)  # integer ranks, radix-sorted per node, and each feature's mode
         min_leaf = int(self.min_samples_leaf)
 
+        stop = StopOnInterrupt()
+
         def grow(t):
+            if stop.stopped:  # Ctrl-C: trees not yet started are not grown
+                return None
             samples = (boots[t] if boots is not None else np.arange(n)).astype(np.int64)
             leaf = np.full(n, -1, np.int32)
             state = states[t : t + 1].copy()
@@ -161,20 +167,22 @@ class HMLForest(BaseEstimator):
             from tqdm.auto import tqdm
 
             bar = tqdm(total=self.n_estimators, desc="HMLForest", unit="tree")
-        if n_jobs == 1:
-            for t in range(self.n_estimators):
-                results[t] = grow(t)
+        with stop:  # a Ctrl-C is a KeyboardInterrupt between trees (_interrupt.py)
+            try:
+                if n_jobs == 1:
+                    for t in range(self.n_estimators):
+                        stop.check()
+                        results[t] = grow(t)
+                        if bar is not None:
+                            bar.update(1)
+                    stop.check()
+                else:
+                    with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+                        futures = [pool.submit(grow, t) for t in range(self.n_estimators)]
+                        results = stop.results(futures, progress=None if bar is None else bar.update)
+            finally:
                 if bar is not None:
-                    bar.update(1)
-        else:
-            with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-                futures = {pool.submit(grow, t): t for t in range(self.n_estimators)}
-                for fut, t in futures.items():
-                    results[t] = fut.result()
-                    if bar is not None:
-                        bar.update(1)
-        if bar is not None:
-            bar.close()
+                    bar.close()
         self._store(results)
         self.n_features_in_ = d
         self.n_tags_ = Y.shape[1]

@@ -2,6 +2,12 @@
 
 Other commands: ``list`` (the studies), ``report`` (rewrite results/REPORT.md from the
 ``.nc`` files present).
+
+Results of the standard profile go to ``results/`` and ``figures/``; those of another
+profile to ``results/<profile>/`` and ``figures/<profile>/`` (unless ``--results-dir`` /
+``--figures-dir`` say otherwise), so a quick run never overwrites standard results.
+``--set`` accepts only parameters of the notebooks run. SIGINT/SIGTERM stop the run, its
+workers and kernels, and keep the previous results (exit status 130 / 143).
 """
 from __future__ import annotations
 
@@ -31,8 +37,8 @@ def main(argv=None):
     r.add_argument("names", nargs="*", help=f"studies to run (default all): {', '.join(STUDIES)}")
     r.add_argument("--profile", default="standard", choices=PROFILES)
     r.add_argument("--jobs", type=int, default=None, help="notebooks at once (default: #cores)")
-    r.add_argument("--results-dir", default="results")
-    r.add_argument("--figures-dir", default="figures")
+    r.add_argument("--results-dir", default=None, help="default results/ (standard), results/PROFILE/ (others)")
+    r.add_argument("--figures-dir", default=None, help="default figures/ (standard), figures/PROFILE/ (others)")
     r.add_argument("--executed-dir", default=None, help="executed notebooks (default results/executed)")
     r.add_argument("--set", type=_param, action="append", default=[], metavar="KEY=VALUE",
                    help="override a notebook parameter, e.g. --set seed=1")
@@ -41,8 +47,10 @@ def main(argv=None):
                    help="seconds a cell may run before its notebook is restarted once, then failed "
                         "(default by profile: quick 600, standard 3600, paper none)")
     rep = sub.add_parser("report", help="rewrite REPORT.md from existing results")
-    rep.add_argument("--results-dir", default="results")
-    rep.add_argument("--figures-dir", default="figures")
+    rep.add_argument("--profile", default="standard", choices=PROFILES,
+                     help="whose results (default standard: results/; others results/PROFILE/)")
+    rep.add_argument("--results-dir", default=None)
+    rep.add_argument("--figures-dir", default=None)
     sub.add_parser("list", help="list the studies")
     args = ap.parse_args(argv)
     if args.cmd == "list":
@@ -50,11 +58,13 @@ def main(argv=None):
         return 0
     if args.cmd == "report":
         from .report import write_report
+        from .runner import default_dirs
 
-        path, claims = write_report(args.results_dir, args.figures_dir)
+        rd, fd = default_dirs(args.profile)
+        path, claims = write_report(args.results_dir or rd, args.figures_dir or fd)
         print(f"{path}: {sum(c.verdict == 'holds' for c in claims)}/{len(claims)} claims hold")
         return 0
-    from .runner import run
+    from .runner import RunStopped, run
 
     try:
         res = run(args.names, profile=args.profile, jobs=args.jobs, results_dir=args.results_dir,
@@ -64,6 +74,9 @@ def main(argv=None):
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except RunStopped as exc:
+        print(f"{exc}: workers and kernels stopped, previous results kept", file=sys.stderr)
+        return 128 + exc.signum
     return 0 if all(x.ok for x in res) else 1
 
 

@@ -1,9 +1,18 @@
 """Run the study notebooks with papermill: validated up front, in parallel where cores allow,
 with progress, executed notebooks kept, results written atomically by the notebooks
-themselves (``hmlkit.study.save`` -> ``hmlkit.study_io``), then ``REPORT.md``."""
+themselves (``hmlkit.study.save`` -> ``hmlkit.study_io``), then ``REPORT.md``.
+
+The runner owns its children: on SIGTERM or SIGINT it stops its worker processes and
+their Jupyter kernels, removes their temporary files and raises :class:`RunStopped`
+(a ``KeyboardInterrupt``), leaving the previous results, figures, executed notebooks
+and ``REPORT.md`` as they were. A worker whose runner dies (even by SIGKILL) is sent
+SIGTERM by the kernel (Linux ``PR_SET_PDEATHSIG``) and stops its own kernel."""
 from __future__ import annotations
 
+import ast
 import os
+import signal
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -27,6 +36,155 @@ class RunResult:
 
 def notebook_path(name):
     return NOTEBOOK_DIR / f"{name}.ipynb"
+
+
+def notebook_parameters(name):
+    """Names assigned in the ``parameters``-tagged cell of notebook ``name``: the
+    parameters papermill can set."""
+    import nbformat
+
+    nb = nbformat.read(str(notebook_path(name)), as_version=4)
+    out = []
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
+            for node in ast.parse(cell.source).body:
+                targets = node.targets if isinstance(node, ast.Assign) else (
+                    [node.target] if isinstance(node, ast.AnnAssign) else [])
+                for t in targets:
+                    for n in ast.walk(t):
+                        if isinstance(n, ast.Name) and n.id not in out:
+                            out.append(n.id)
+    return out
+
+
+def check_parameters(names, parameters):
+    """Raise ``ValueError`` if a key of ``parameters`` is not a parameter of every notebook
+    in ``names`` (a typo would otherwise run the study with its default and overwrite
+    the results computed with it); returns {name: [its parameters]}."""
+    valid = {name: notebook_parameters(name) for name in names}
+    for name in names:
+        bad = [k for k in (parameters or {}) if k not in valid[name]]
+        if bad:
+            raise ValueError(f"unknown parameter{'s' if len(bad) > 1 else ''} {', '.join(map(repr, bad))} "
+                             f"for study {name}; its parameters are: {', '.join(valid[name])}")
+    return valid
+
+
+def default_dirs(profile):
+    """(results_dir, figures_dir) of ``profile`` when none is given: ``results`` and
+    ``figures`` for the standard profile, ``results/<profile>`` and ``figures/<profile>``
+    for the others, so a quick or paper run never overwrites the standard results."""
+    check_profile(profile)
+    if profile == "standard":
+        return Path("results"), Path("figures")
+    return Path("results") / profile, Path("figures") / profile
+
+
+class RunStopped(KeyboardInterrupt):
+    """The run was stopped by a signal (SIGINT or SIGTERM): its children are stopped and
+    the previous results kept. ``signum`` is the signal."""
+
+    def __init__(self, signum):
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+def _descendants():
+    import psutil
+
+    try:
+        return psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return []
+
+
+def stop_children(timeout=3.0):
+    """Terminate every descendant process of this one (workers and the kernels they
+    started in sessions of their own), then kill those still alive after ``timeout``
+    seconds; returns the pids stopped."""
+    import psutil
+
+    stopped = set()
+    for _ in range(5):  # again, in case a worker was starting a kernel meanwhile
+        procs = [p for p in _descendants() if p.pid not in stopped]
+        if not procs:
+            break
+        for p in procs:
+            try:
+                p.terminate()
+            except psutil.Error:
+                pass
+        _, alive = psutil.wait_procs(procs, timeout=timeout)
+        for p in alive:
+            try:
+                p.kill()
+            except psutil.Error:
+                pass
+        psutil.wait_procs(alive, timeout=timeout)
+        stopped |= {p.pid for p in procs}
+    return stopped
+
+
+_WRITING = []  # the temporary executed notebook a worker is writing
+
+
+def _worker_stop(signum, frame):
+    """SIGTERM in a worker: stop its kernel, remove its temporary notebook, exit at once."""
+    try:
+        stop_children(timeout=2.0)
+        for p in _WRITING:
+            Path(p).unlink(missing_ok=True)
+    finally:
+        os._exit(128 + signum)
+
+
+def _worker_init():
+    """Runs first in every worker: Ctrl-C in a terminal reaches the whole foreground
+    process group, but only the runner acts on it (it stops the workers); SIGTERM stops
+    the worker's kernel with it; and the worker gets SIGTERM if the runner dies."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _worker_stop)
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux
+        pass
+    if os.getppid() == 1:  # the runner died before prctl
+        os._exit(128 + signal.SIGTERM)
+
+
+class _StopOnSignal:
+    """Within the block, SIGTERM and SIGINT raise :class:`RunStopped` in the main thread
+    (once: later signals are ignored while the run stops). Outside the main thread,
+    nothing changes."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+    def __enter__(self):
+        self.saved = None
+        if threading.current_thread() is threading.main_thread():
+            self.saved = {s: signal.getsignal(s) for s in self.SIGNALS}
+            for s in self.SIGNALS:
+                signal.signal(s, self._raise)
+        return self
+
+    def _raise(self, signum, frame):
+        self.ignore()
+        raise RunStopped(signum)
+
+    def ignore(self):
+        if self.saved is not None:
+            for s in self.SIGNALS:
+                signal.signal(s, signal.SIG_IGN)
+
+    def __exit__(self, *exc):
+        if self.saved is not None:
+            for s, h in self.saved.items():
+                signal.signal(s, h)
+        return False
 
 
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
@@ -74,10 +232,16 @@ def _execute(name, parameters, output, cwd, kernel_name, cell_timeout=None, retr
         [str(REPO_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
     for var, value in thread_env(parameters.get("n_jobs", 1)).items():
         os.environ.setdefault(var, value)
+    from ..study_io import atomic_path
+
     t0 = time.time()
     try:
-        execute_notebook(notebook_path(name), output, cell_timeout, retries, parameters=parameters, cwd=str(cwd),
-                         kernel_name=kernel_name, log_output=False)
+        # papermill rewrites its output after every cell: it goes to a temporary file that
+        # replaces the previous executed notebook only when the whole notebook ran
+        with atomic_path(output, suffix=".ipynb") as tmp:
+            _WRITING[:] = [tmp]
+            execute_notebook(notebook_path(name), tmp, cell_timeout, retries, parameters=parameters,
+                             cwd=str(cwd), kernel_name=kernel_name, log_output=False)
         return RunResult(name, True, time.time() - t0, str(output))
     except TimeoutError as exc:
         return RunResult(name, False, time.time() - t0, str(output),
@@ -103,7 +267,7 @@ def resolve_names(names):
     return out
 
 
-def run(names=None, profile="standard", jobs=None, results_dir="results", figures_dir="figures",
+def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir=None,
         executed_dir=None, parameters=None, kernel_name=None, cwd=None, report=True, log=print,
         cell_timeout="profile"):
     """Execute studies ``names`` (all by default) in ``profile``; returns [RunResult].
@@ -112,11 +276,22 @@ def run(names=None, profile="standard", jobs=None, results_dir="results", figure
     and then reported failed; "profile" takes ``CELL_TIMEOUT[profile]``, None waits forever.
 
     ``jobs`` notebooks run at once (default: min(#studies, #cores)); each gets
-    ``n_jobs = cores // jobs`` threads. Executed notebooks go to ``executed_dir``
-    (default ``<results_dir>/executed``). Every argument is checked before anything runs.
+    ``n_jobs = cores // jobs`` threads. Results and figures go to ``results_dir`` and
+    ``figures_dir`` (default :func:`default_dirs`: ``results``/``figures`` for the standard
+    profile, ``results/<profile>``/``figures/<profile>`` otherwise). Executed notebooks
+    go to ``executed_dir`` (default ``<results_dir>/executed``). ``parameters`` must be
+    parameters of every notebook run (:func:`check_parameters`). Every argument is
+    checked before anything runs.
+
+    SIGTERM or SIGINT stops the run: workers and kernels are stopped, their temporary
+    files removed, REPORT.md is not rewritten and :class:`RunStopped` is raised.
     """
     check_profile(profile)
     names = resolve_names(names)
+    valid = check_parameters(names, parameters)
+    default_results, default_figures = default_dirs(profile)
+    results_dir = default_results if results_dir is None else results_dir
+    figures_dir = default_figures if figures_dir is None else figures_dir
     if cell_timeout == "profile":
         cell_timeout = CELL_TIMEOUT[profile]
     if cell_timeout is not None and not cell_timeout > 0:
@@ -137,27 +312,39 @@ def run(names=None, profile="standard", jobs=None, results_dir="results", figure
     log(f"running {len(names)} studies, profile={profile}, {jobs} at once, n_jobs={n_jobs} each")
     t0 = time.time()
     results = []
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futs = {}
-        for name in names:
-            out = executed_dir / f"{name}.ipynb"
-            out = out if out.is_absolute() else cwd / out
-            params = dict(base)
-            if name in EXTRA_NOTEBOOKS:
-                params = {k: v for k, v in params.items() if k in ("profile", "n_jobs")}
-            futs[pool.submit(_execute, name, params, out, cwd, kernel_name, cell_timeout)] = name
-        for i, fut in enumerate(as_completed(futs), 1):
-            r = fut.result()
-            results.append(r)
-            state = "ok" if r.ok else f"FAILED: {r.error}"
-            log(f"[{i}/{len(names)}] {r.name}: {state} ({r.seconds:.1f}s, elapsed {time.time() - t0:.0f}s)")
-    if report:
-        from .report import write_report
+    rd = results_dir if results_dir.is_absolute() else cwd / results_dir
+    fd = figures_dir if figures_dir.is_absolute() else cwd / figures_dir
+    ed = executed_dir if executed_dir.is_absolute() else cwd / executed_dir
+    with _StopOnSignal() as stop:
+        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
+        try:
+            futs = {}
+            for name in names:
+                # the base parameters a notebook has (explore has no results_dir), then the user's
+                params = {k: v for k, v in base.items() if k in valid[name]}
+                futs[pool.submit(_execute, name, params, ed / f"{name}.ipynb", cwd, kernel_name, cell_timeout)] = name
+            for i, fut in enumerate(as_completed(futs), 1):
+                r = fut.result()
+                results.append(r)
+                state = "ok" if r.ok else f"FAILED: {r.error}"
+                log(f"[{i}/{len(names)}] {r.name}: {state} ({r.seconds:.1f}s, elapsed {time.time() - t0:.0f}s)")
+            pool.shutdown(wait=True)
+        except BaseException as exc:
+            stop.ignore()
+            stopped = stop_children()
+            pool.shutdown(wait=False, cancel_futures=True)
+            from ..study_io import remove_stale_temps
 
-        rd = results_dir if results_dir.is_absolute() else cwd / results_dir
-        fd = figures_dir if figures_dir.is_absolute() else cwd / figures_dir
-        path, claims = write_report(rd, fd)
-        n_hold = sum(c.verdict == "holds" for c in claims)
-        log(f"report: {path} ({n_hold}/{len(claims)} claims hold)")
+            for d in (rd, fd, ed):
+                remove_stale_temps(d, dead_pids=stopped)
+            if isinstance(exc, KeyboardInterrupt):
+                log(f"stopped ({exc}): {len(stopped)} worker/kernel processes ended; previous results kept")
+            raise
+        if report:
+            from .report import write_report
+
+            path, claims = write_report(rd, fd)
+            n_hold = sum(c.verdict == "holds" for c in claims)
+            log(f"report: {path} ({n_hold}/{len(claims)} claims hold)")
     log(f"done in {time.time() - t0:.0f}s: {sum(r.ok for r in results)}/{len(results)} studies ok")
     return sorted(results, key=lambda r: names.index(r.name))

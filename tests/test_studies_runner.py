@@ -1,0 +1,240 @@
+"""The study runner's ownership of its files and processes: unknown --set parameters fail
+before anything runs, files are world-readable and written atomically, no temporary file
+outlives a run, the executed notebook is replaced only on success, a stopped run stops its
+workers and kernels and keeps the previous results, and profiles do not share results."""
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hmlkit import study_io
+from hmlkit.studies import runner
+from hmlkit.studies.__main__ import main as cli
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def umask022():
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def _tiny_notebook(path, body):
+    """A study-like notebook: the runner's parameters, then ``body`` cells."""
+    nbformat = pytest.importorskip("nbformat")
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    params = nbformat.v4.new_code_cell('profile = "quick"\nresults_dir = "results"\nfigures_dir = "figures"\n'
+                                       'n_jobs = 1\nfail = False')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params] + [nbformat.v4.new_code_cell(b) for b in body]
+    nbformat.write(nb, path)
+
+
+@pytest.fixture
+def tiny(tmp_path, monkeypatch):
+    """Studies ``tiny`` (writes results/tiny.txt and figures/tiny.png atomically, fails if
+    ``fail``) runnable by ``runner.run`` in this process and its forked workers."""
+    pytest.importorskip("papermill")
+    nbdir = tmp_path / "notebooks"
+    nbdir.mkdir()
+    _tiny_notebook(nbdir / "tiny.ipynb", [
+        "from hmlkit.study_io import write_text_atomic\n"
+        "assert not fail, 'asked to fail'\n"
+        "write_text_atomic('result', f'{results_dir}/tiny.txt')\n"
+        "write_text_atomic('figure', f'{figures_dir}/tiny.png')"])
+    monkeypatch.setattr(runner, "notebook_path", lambda name: nbdir / f"{name}.ipynb")
+    monkeypatch.setattr(runner, "check_study", lambda name: name)
+    return tmp_path
+
+
+def _temps(*dirs):
+    return [p for d in dirs if Path(d).is_dir() for p in Path(d).rglob(".*.tmp*")]
+
+
+# ------------------------------------------------------------------ (1) unknown parameters
+def test_unknown_set_parameter_is_an_error_before_anything_runs(tmp_path, capsys):
+    """A typo such as ``--set n_estimator=500`` used to run with the default n_estimators
+    (papermill only warns) and overwrite the results; now it fails at once, naming the bad
+    parameter and the valid ones."""
+    r = tmp_path / "r"
+    with pytest.raises(ValueError, match=r"unknown parameter 'n_estimator' for study table5_abstractness; "
+                                         r"its parameters are: .*n_estimators"):
+        runner.run(["table5_abstractness"], profile="quick", results_dir=r, parameters={"n_estimator": 500})
+    assert cli(["run", "table5_abstractness", "--profile", "quick", "--results-dir", str(r),
+                "--set", "bogus_param=1"]) == 2
+    assert "unknown parameter 'bogus_param'" in capsys.readouterr().err
+    # a parameter every study has is fine; one only table6_8 has is not, when all run
+    assert "datasets" in runner.notebook_parameters("table5_abstractness")
+    with pytest.raises(ValueError, match="'gc_clusters' for study table1_trecvid_clustering"):
+        runner.run(None, profile="quick", results_dir=r, parameters={"seed": 1, "gc_clusters": 3})
+    assert not r.exists()  # nothing started
+
+
+# ------------------------------------------------------------------ (2) modes, temporaries
+def test_results_figures_and_report_are_world_readable(tmp_path, umask022):
+    """mkstemp's 0600 used to survive the rename: results, figures and REPORT.md were
+    unreadable to anyone else."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import xarray as xr
+
+    from hmlkit.studies.report import write_report
+
+    nc = study_io.write_dataset_atomic(xr.Dataset({"a": ("x", [1.0, 2.0])}), tmp_path / "r" / "a.nc")
+    fig = plt.figure()
+    png = study_io.save_figure_atomic(fig, tmp_path / "f" / "a.png")
+    plt.close(fig)
+    txt = study_io.write_text_atomic("hello", tmp_path / "r" / "a.txt")
+    rep, _ = write_report(tmp_path / "r", tmp_path / "f", names=["table5_abstractness"])
+    for p in (nc, png, txt, rep):
+        assert stat.S_IMODE(p.stat().st_mode) == 0o644, p
+    old = os.umask(0o077)  # the umask is respected, as by open()
+    try:
+        assert stat.S_IMODE(study_io.write_text_atomic("x", tmp_path / "private.txt").stat().st_mode) == 0o600
+    finally:
+        os.umask(old)
+
+
+def test_stale_temporary_files_are_removed_by_the_next_save(tmp_path):
+    """A kernel killed during save left a 0-byte ``.NAME.nc.XXXX.tmp`` that no later run
+    removed. The next save of that file removes temporaries whose writer is gone; one of
+    a live writer is left alone."""
+    r = tmp_path / "results"
+    r.mkdir()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        old_style = r / ".table1.nc.k3j_x9q2.tmp"       # as written before pids were in the name
+        killed = r / f".table1.nc.{dead.pid}-abcd1234.tmp"
+        writing = r / f".table1.nc.{live.pid}-abcd1234.tmp"
+        other = r / f".table5.nc.{dead.pid}-abcd1234.tmp"
+        for p in (old_style, killed, writing, other):
+            p.write_bytes(b"")
+        study_io.write_text_atomic("new", r / "table1.nc")
+        assert (r / "table1.nc").read_text() == "new"
+        assert sorted(p.name for p in _temps(r)) == sorted([writing.name, other.name])
+        # the runner's sweep at the end of a run: every dead writer's file, any target
+        removed = study_io.remove_stale_temps(r)
+        assert [p.name for p in removed] == [other.name] and writing.exists()
+        assert study_io.remove_stale_temps(r, dead_pids=[live.pid]) == [writing]
+    finally:
+        live.kill()
+        live.wait()
+
+
+# ------------------------------------------------------------------ (3) executed notebook
+def test_executed_notebook_is_replaced_only_on_success(tiny, umask022):
+    """papermill writes its output after every cell: a failed (or killed) run used to leave
+    a half-run executed notebook in place of the previous one."""
+    ex = tiny / "results" / "executed"
+    ex.mkdir(parents=True)
+    prev = ex / "tiny.ipynb"
+    prev.write_bytes(b"previous executed notebook")
+    res = runner.run(["tiny"], profile="quick", results_dir=tiny / "results", figures_dir=tiny / "figures",
+                     parameters={"fail": True}, report=False, log=lambda *a: None, cwd=tiny)
+    assert not res[0].ok and "asked to fail" in res[0].error
+    assert prev.read_bytes() == b"previous executed notebook"
+    assert not (tiny / "results" / "tiny.txt").exists()
+    assert not _temps(tiny)
+    res = runner.run(["tiny"], profile="quick", results_dir=tiny / "results", figures_dir=tiny / "figures",
+                     report=False, log=lambda *a: None, cwd=tiny)
+    assert res[0].ok, res[0].error
+    assert b"write_text_atomic" in prev.read_bytes()
+    for p in (prev, tiny / "results" / "tiny.txt", tiny / "figures" / "tiny.png"):
+        assert stat.S_IMODE(p.stat().st_mode) == 0o644, p
+    assert not _temps(tiny)
+
+
+# ------------------------------------------------------------------ (5) profiles
+def test_non_default_profile_writes_to_its_own_directories(tiny):
+    """``make studies PROFILE=quick`` used to overwrite the standard results and figures."""
+    assert runner.default_dirs("standard") == (Path("results"), Path("figures"))
+    assert runner.default_dirs("quick") == (Path("results/quick"), Path("figures/quick"))
+    assert runner.default_dirs("paper") == (Path("results/paper"), Path("figures/paper"))
+    (tiny / "results").mkdir()
+    (tiny / "results" / "tiny.txt").write_text("standard")
+    res = runner.run(["tiny"], profile="quick", report=False, log=lambda *a: None, cwd=tiny)
+    assert res[0].ok, res[0].error
+    assert (tiny / "results" / "tiny.txt").read_text() == "standard"
+    assert (tiny / "results" / "quick" / "tiny.txt").read_text() == "result"
+    assert (tiny / "figures" / "quick" / "tiny.png").exists()
+    assert (tiny / "results" / "quick" / "executed" / "tiny.ipynb").exists()
+
+
+# ------------------------------------------------------------------ (4) stopping a run
+def _alive(procs):
+    import psutil
+
+    out = []
+    for p in procs:
+        try:
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                out.append(p)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_stopped_run_stops_its_processes_and_keeps_previous_results(tmp_path, signum):
+    """SIGTERM (or SIGINT) to the runner while a quick study's notebook runs: 5 s later no
+    process of the run is alive and the previous results, figure, executed notebook and
+    REPORT.md are byte-identical, with no temporary file left. The worker and the kernel
+    used to run on, finish the notebook and replace the files."""
+    psutil = pytest.importorskip("psutil")
+    pytest.importorskip("papermill")
+    name = "table5_abstractness"
+    r, f = tmp_path / "results", tmp_path / "figures"
+    (r / "executed").mkdir(parents=True)
+    f.mkdir()
+    previous = {r / f"{name}.nc": b"previous result", f / f"{name}.png": b"previous figure",
+                r / "executed" / f"{name}.ipynb": b"previous executed notebook",
+                r / "REPORT.md": b"previous report"}
+    for p, b in previous.items():
+        p.write_bytes(b)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    # quick takes 4 s with its 16 trees; 2000 keep the notebook running past the signal
+    proc = subprocess.Popen([sys.executable, "-m", "hmlkit.studies", "run", name, "--profile", "quick",
+                             "--set", "n_estimators=2000", "--results-dir", str(r), "--figures-dir", str(f)],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        me = psutil.Process(proc.pid)
+        deadline = time.time() + 60
+        kids = []
+        while time.time() < deadline:  # wait until the notebook runs in its kernel
+            kids = me.children(recursive=True)
+            if any("ipykernel" in " ".join(k.cmdline()) for k in _alive(kids)) and _temps(r):
+                break
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.2)
+        else:
+            pytest.fail("the notebook's kernel did not start within 60 s")
+        time.sleep(1.0)
+        kids = me.children(recursive=True)
+        proc.send_signal(signum)
+        time.sleep(5.0)
+        assert not _alive(kids), [(k.pid, k.cmdline()) for k in _alive(kids)]
+        assert proc.poll() == 128 + signum, proc.communicate()
+        out, err = proc.communicate()
+        assert b"previous results kept" in err, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    for p, b in previous.items():
+        assert p.read_bytes() == b, p
+    assert not _temps(r, f)
+    time.sleep(2.0)  # nothing comes back later to replace them
+    for p, b in previous.items():
+        assert p.read_bytes() == b, p
