@@ -27,7 +27,10 @@ def check_int(value, name, min_val=1, max_val=None):
     try:
         return int(check_scalar(value, name, numbers.Integral, min_val=min_val, max_val=max_val))
     except (TypeError, ValueError) as exc:
-        raise InvalidParameterError(f"{exc} (got {value!r})") from None
+        want = "a positive integer" if min_val == 1 else f"an integer >= {min_val}"
+        if max_val is not None:
+            want += f" and <= {max_val}"
+        raise InvalidParameterError(f"{name} must be {want}, got {value!r} ({exc})") from None
 
 
 def check_bool(value, name):
