@@ -7,7 +7,6 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.cluster import SpectralClustering
 
 from ._validation import check_estimator_params, check_n_clusters, check_X, check_Y
 from .affinity import cosine_knn_graph, knn_affinity, knn_graph_from_neighbors, leaf_knn, normalized_graph
@@ -15,13 +14,23 @@ from .tokens import resolve_feature_map
 
 
 def spectral_from_graph(W, n_clusters, random_state=None):
-    """Spectral clustering of a symmetric sparse graph ``W``.
+    """Normalised spectral clustering of a symmetric sparse graph ``W``
+    (Ng, Jordan & Weiss): the ``n_clusters`` leading eigenvectors of
+    D^-1/2 W D^-1/2 (scikit-learn's ``spectral_embedding``), each sample's
+    row scaled to unit length, then k-means.
 
-    scikit-learn's ``SpectralClustering(affinity="precomputed")`` embeds with
-    the normalised Laplacian, i.e. the leading eigenvectors of
-    D^-1/2 W D^-1/2, then runs k-means on the embedding. Isolated samples
+    Why the row scaling: scikit-learn's ``SpectralClustering`` runs k-means
+    on the unscaled rows, where every weakly attached sample sits near the
+    origin, so k-means gives them one catch-all cluster. On Corel5k (50
+    CDs of 90 images) the tags-only 20-NN graph gave a largest cluster of
+    913 images (NMI 0.589) unscaled and 228 (NMI 0.608) scaled; the
+    recommended HML-RF graph 638 (0.586) and 194 (0.622). Isolated samples
     (no edge) get a tiny self-loop so the normalisation is defined.
     """
+    from sklearn.cluster import KMeans
+    from sklearn.manifold import spectral_embedding
+    from sklearn.preprocessing import normalize
+
     W = sp.csr_matrix(W, dtype=np.float64)
     n = W.shape[0]
     n_clusters = check_n_clusters(n_clusters, n)
@@ -34,13 +43,14 @@ def spectral_from_graph(W, n_clusters, random_state=None):
     # Large graphs: LOBPCG, not ARPACK, whose shift-invert factorises the
     # Laplacian (17.5k-node kNN graph: 503 s against 3.4 s, same NMI).
     solver = "lobpcg" if n >= 5000 else "arpack"
-    sc = SpectralClustering(n_clusters=n_clusters, affinity="precomputed", random_state=seed,
-                            assign_labels="kmeans", n_init=10, eigen_solver=solver)
     with warnings.catch_warnings():
         # sklearn warns when the kNN graph has several components; the
         # embedding is still valid (components separate), so keep output quiet.
         warnings.filterwarnings("ignore", message="Graph is not fully connected")
-        return sc.fit_predict(W).astype(np.int64)
+        E = spectral_embedding(W, n_components=n_clusters, eigen_solver=solver, random_state=seed,
+                               drop_first=False)
+    E = normalize(E)
+    return KMeans(n_clusters, n_init=10, random_state=seed).fit_predict(E).astype(np.int64)
 
 
 def spectral_from_affinity(A, n_clusters, n_neighbors=20, random_state=None):
