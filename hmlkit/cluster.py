@@ -80,27 +80,59 @@ def forest_graph(forest, n_neighbors=20):
     return knn_graph_from_neighbors(idx, w, forest.train_leaves_.shape[0])
 
 
-def fuse_tag_graph(W, Y, tag_weight, n_neighbors=20):
+def eigengap(W, k, random_state=0):
+    """mu_k - mu_(k+1), the gap after the k-th largest eigenvalue of
+    D^-1/2 W D^-1/2: how clearly the graph holds k clusters (von Luxburg's
+    eigengap heuristic; 0 when it holds no such structure)."""
+    from scipy.sparse.linalg import eigsh
+
+    N = normalized_graph(W)
+    n = N.shape[0]
+    if k + 1 >= n:
+        return 0.0
+    v0 = np.random.default_rng(random_state).random(n)
+    vals = np.sort(eigsh(N, k=k + 1, which="LA", return_eigenvectors=False, v0=v0))[::-1]
+    return float(max(vals[k - 1] - vals[k], 0.0))
+
+
+def fuse_tag_graph(W, Y, tag_weight, n_neighbors=20, n_clusters=None, random_state=0):
     """(1 - a) N(W) + a N(T), N the symmetric normalisation
     (``normalized_graph``), T the cosine kappa-NN graph of the observed tags
-    ``Y`` and a = ``tag_weight`` (0: W unchanged)."""
-    if not 0.0 <= tag_weight <= 1.0:
-        raise ValueError(f"tag_weight must be in [0, 1], got {tag_weight!r}")
-    if tag_weight == 0:
-        return W
+    ``Y`` and a = ``tag_weight``. ``tag_weight="auto"``: each graph weighted
+    by its eigengap at ``n_clusters`` (``eigengap``), a = g_T / (g_W + g_T),
+    so the graph that holds the clearer k-cluster structure counts more.
+    Returns (graph, a, (g_W, g_T)); the gaps are None unless "auto"."""
     T = cosine_knn_graph(Y, n_neighbors)
-    return ((1.0 - tag_weight) * normalized_graph(W) + tag_weight * normalized_graph(T)).tocsr()
+    gaps = None
+    if isinstance(tag_weight, str):
+        if tag_weight != "auto":
+            raise ValueError(f"tag_weight must be 'auto' or a number in [0, 1], got {tag_weight!r}")
+        if n_clusters is None:
+            raise ValueError("tag_weight='auto' needs n_clusters")
+        gaps = (eigengap(W, n_clusters, random_state), eigengap(T, n_clusters, random_state))
+        a = gaps[1] / (gaps[0] + gaps[1]) if gaps[0] + gaps[1] > 0 else 0.5
+    else:
+        if isinstance(tag_weight, bool) or not isinstance(tag_weight, (int, float, np.number)) \
+                or not 0.0 <= tag_weight <= 1.0:
+            raise ValueError(f"tag_weight must be 'auto' or a number in [0, 1], got {tag_weight!r}")
+        a = float(tag_weight)
+    if a == 0:
+        return W, a, gaps
+    return ((1.0 - a) * normalized_graph(W) + a * normalized_graph(T)).tocsr(), a, gaps
 
 
 def cluster_forest(forest, n_clusters, n_neighbors=20, random_state=None, Y=None, tag_weight=0.0):
     """Sec 3.3 on a fitted forest: the kappa-NN graph of its affinity
     (Eq. 10), symmetrised, optionally fused with the observed-tag graph
     (``fuse_tag_graph``), then normalised spectral clustering.
-    Returns (labels, W)."""
+    Returns (labels, W, a, gaps): the graph clustered, the tag weight used
+    and the eigengaps behind an "auto" weight."""
     W = forest_graph(forest, n_neighbors)
-    if tag_weight:
-        W = fuse_tag_graph(W, Y, tag_weight, n_neighbors)
-    return spectral_from_graph(W, n_clusters, random_state), W
+    a, gaps = 0.0, None
+    if isinstance(tag_weight, str) or tag_weight:
+        W, a, gaps = fuse_tag_graph(W, Y, tag_weight, n_neighbors, n_clusters,
+                                    0 if random_state is None else random_state)
+    return spectral_from_graph(W, n_clusters, random_state), W, a, gaps
 
 
 class HMLClustering(ClusterMixin, BaseEstimator):
@@ -129,16 +161,20 @@ class HMLClustering(ClusterMixin, BaseEstimator):
         "auto" maps binary / count bag-of-words features by LSA
         (:class:`hmlkit.tokens.TokenFeatureMap`) and leaves continuous
         features as they are.
-    tag_weight : float in [0, 1], default 0.5
+    tag_weight : "auto" or float in [0, 1], default "auto"
         Weight a of the observed-tag graph in the clustered graph
         (1 - a) N(forest kNN graph) + a N(cosine kNN graph of the tags), N
         the symmetric normalisation D^-1/2 W D^-1/2, which puts both graphs
-        on one scale. 0: the paper's forest-only affinity. Chosen without
-        ground truth as equal weights: on Corel5k (0 / 50 / 75 % of tags
-        removed) a = 0.3 / 0.5 / 0.7 gave NMI 0.569 / 0.595 / 0.606,
-        0.405 / 0.423 / 0.422, 0.316 / 0.320 / 0.296; 0.5 is never far from
-        the best and needs no knowledge of the tag density. Untagged samples
-        have no tag edge: the forest alone places them.
+        on one scale. 0: the paper's forest-only affinity. "auto" (chosen
+        without ground truth): each graph weighted by its eigengap at
+        ``n_clusters`` (:func:`eigengap`), a = g_tags / (g_forest + g_tags),
+        so the graph with the clearer k-cluster structure counts more.
+        Measured (100 trees, NMI): trecvid profile a = 0.04, 0.968 (forest
+        alone 0.966, a = 0.5 0.912); nuswide profile (3000 samples) a = 0.61,
+        0.813 (forest alone 0.724); Corel5k, tags removed 0 / 50 / 75 %
+        (seed 0): a = 0.57 / 0.18 / 0.30, 0.618 / 0.412 / 0.330 against
+        tags-only spectral clustering 0.601 / 0.415 / 0.292. Untagged
+        samples have no tag edge: the forest alone places them.
     **forest_params : passed to :class:`hmlkit.HMLForest` (n_estimators,
         min_samples_leaf, max_features, hierarchy, correlations, untagged,
         bootstrap, n_jobs, verbose).
@@ -149,9 +185,11 @@ class HMLClustering(ClusterMixin, BaseEstimator):
     forest_ : the fitted HMLForest
     feature_map_ : the fitted feature map, or None
     affinity_ : csr (n, n) the symmetric graph clustered
+    tag_weight_ : float, the tag weight used
+    eigengaps_ : (forest, tags) eigengaps behind an "auto" weight, else None
     """
 
-    def __init__(self, n_clusters=8, n_neighbors=20, random_state=None, feature_map="auto", tag_weight=0.5,
+    def __init__(self, n_clusters=8, n_neighbors=20, random_state=None, feature_map="auto", tag_weight="auto",
                  n_estimators=1000, min_samples_leaf=3, max_features="sqrt", hierarchy=True, correlations=True,
                  untagged="unknown", bootstrap=False, n_jobs=None, verbose=False):
         self.n_clusters = n_clusters
@@ -177,8 +215,8 @@ class HMLClustering(ClusterMixin, BaseEstimator):
         self.feature_map_ = resolve_feature_map(self.feature_map, X)
         Xf = X if self.feature_map_ is None else self.feature_map_.transform(X)
         self.forest_ = forest_from(self, bootstrap=self.bootstrap).fit(Xf, Y, layers)
-        self.labels_, self.affinity_ = cluster_forest(self.forest_, self.n_clusters, self.n_neighbors,
-                                                      self.random_state, Y=Y, tag_weight=float(self.tag_weight))
+        self.labels_, self.affinity_, self.tag_weight_, self.eigengaps_ = cluster_forest(
+            self.forest_, self.n_clusters, self.n_neighbors, self.random_state, Y=Y, tag_weight=self.tag_weight)
         return self
 
     def fit_predict(self, X, Y, layers=None):

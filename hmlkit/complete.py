@@ -211,7 +211,7 @@ class HMLTagCompleter(BaseEstimator):
         self.method_ = method
         self.correlations_ = conditional_cooccurrence(Y) if self.correlation_weight and method != "GC" else None
         if method == "GC":
-            self.labels_, _ = cluster_forest(self.forest_, self.n_clusters, self.n_neighbors, self.random_state)
+            self.labels_ = cluster_forest(self.forest_, self.n_clusters, self.n_neighbors, self.random_state)[0]
         return self
 
     def predict_scores(self, X=None, Y=None):

@@ -104,3 +104,26 @@ def test_spectral_from_graph_has_no_catch_all_cluster_on_corel5k(corel5k):
     labels = spectral_from_graph(W, 50, random_state=0)
     assert np.bincount(labels).max() <= 3 * 90
     assert clustering_scores(corel5k.groups, labels)["nmi"] > 0.6
+
+
+def test_auto_tag_weight_follows_the_graph_with_cluster_structure():
+    """tag_weight="auto" weights each graph by its eigengap at k: clear
+    groups in X and one tag per sample that names its group only half of the
+    time -> a small weight on the tags; random X and tags naming the groups
+    -> a large one."""
+    rng = np.random.default_rng(0)
+    g = np.repeat(np.arange(3), 40)
+    X_clear = rng.normal(size=(120, 6)) + 8 * np.eye(6)[g]
+    X_noise = rng.normal(size=(120, 6))
+    Y_noise = np.zeros((120, 12), np.uint8)
+    for i in range(120):
+        Y_noise[i, 4 * g[i] + rng.integers(4) if rng.random() < 0.5 else rng.integers(12)] = 1
+    Y_clear = np.zeros((120, 12), np.uint8)
+    for i in range(120):
+        Y_clear[i, 4 * g[i] + rng.choice(4, 2, replace=False)] = 1
+    kw = dict(n_clusters=3, n_estimators=30, random_state=0, hierarchy=False)
+    a_x = HMLClustering(**kw).fit(X_clear, Y_noise).tag_weight_
+    a_y = HMLClustering(**kw).fit(X_noise, Y_clear).tag_weight_
+    assert a_x < 0.3 < 0.7 < a_y, (a_x, a_y)
+    c = HMLClustering(tag_weight=0.25, **kw).fit(X_noise, Y_clear)
+    assert c.tag_weight_ == 0.25 and c.eigengaps_ is None
