@@ -29,6 +29,11 @@ from .studies.methods import resolve
 from .studies.profiles import PROFILES, STUDIES, check_profile, check_study, data_size, settings
 
 METRICS = pv.CLUSTER_METRICS
+# what every clustering result stores: the paper's metrics, then the largest
+# cluster over the largest true group (a catch-all cluster shows as a ratio
+# over HUB_RATIO, flagged in REPORT.md)
+SCORE_METRICS = METRICS + ("largest_ratio",)
+HUB_RATIO = 3.0
 SYNTHETIC = ("trecvid", "nuswide")
 NAMED = SYNTHETIC + ("corel16k", "corel5k")  # names hmlkit.data.load_dataset resolves
 FOREST_METHODS = ("hmlrf", "clustrf", "ccforest")
@@ -348,7 +353,17 @@ def clustering_scores(truth, labels):
     from .metrics import clustering_scores as cs
 
     s = cs(truth, labels)
-    return [float(s[m]) for m in METRICS]
+    _, true_sizes = np.unique(np.asarray(truth), return_counts=True)
+    _, sizes = np.unique(np.asarray(labels), return_counts=True)
+    return [float(s[m]) for m in METRICS] + [float(sizes.max() / true_sizes.max())]
+
+
+def _pad_paper(values):
+    """Paper values over METRICS, padded with NaN to SCORE_METRICS (the paper
+    gives no cluster sizes)."""
+    values = np.asarray(values, dtype=float)
+    pad = np.full(values.shape[:-1] + (len(SCORE_METRICS) - len(METRICS),), np.nan)
+    return np.concatenate([values, pad], axis=-1)
 
 
 class NotApplicable(Exception):
@@ -373,7 +388,7 @@ def clustering_grid(data, rows, cfg, progress=True):
     """
     k = data.n_groups
     seeds = cfg.seeds()
-    score = np.full((len(rows), len(METRICS), len(seeds)), np.nan)
+    score = np.full((len(rows), len(SCORE_METRICS), len(seeds)), np.nan)
     status, reason = [], []
     for i, (mode, key, label, _ps, _pvals) in enumerate(rows):
         st, why = "measured", ""
@@ -395,8 +410,8 @@ def clustering_grid(data, rows, cfg, progress=True):
     keys = [f"{r[0]}/{r[1]}" for r in rows]
     ds = xr.Dataset(
         {"score": (("row", "metric", "fold"), score),
-         "paper": (("row", "metric"), np.array([r[4] for r in rows], dtype=float))},
-        coords={"row": keys, "metric": list(METRICS), "fold": np.arange(len(seeds)),
+         "paper": (("row", "metric"), _pad_paper([r[4] for r in rows]))},
+        coords={"row": keys, "metric": list(SCORE_METRICS), "fold": np.arange(len(seeds)),
                 "mode": ("row", [r[0] for r in rows]), "method": ("row", [r[1] for r in rows]),
                 "label": ("row", [r[2] for r in rows]), "paper_status": ("row", [r[3] for r in rows]),
                 "status": ("row", status), "reason": ("row", reason)},
@@ -417,7 +432,7 @@ def nmi_grid(data, variants, sparseness, cfg, progress=True):
     ``NotImplementedError`` marks its variant "not implemented"."""
     names = list(variants)
     seeds = cfg.seeds()
-    score = np.full((len(names), len(sparseness), len(METRICS), len(seeds)), np.nan)
+    score = np.full((len(names), len(sparseness), len(SCORE_METRICS), len(seeds)), np.nan)
     status = ["measured"] * len(names)
     reason = [""] * len(names)
     for j, rate in enumerate(sparseness):
@@ -438,7 +453,7 @@ def nmi_grid(data, variants, sparseness, cfg, progress=True):
                           f"({time.time() - t0:.1f}s) {reason[i]}", flush=True)
     return xr.Dataset(
         {"score": (("variant", "sparseness", "metric", "fold"), score)},
-        coords={"variant": names, "sparseness": list(sparseness), "metric": list(METRICS),
+        coords={"variant": names, "sparseness": list(sparseness), "metric": list(SCORE_METRICS),
                 "fold": np.arange(len(seeds)), "status": ("variant", status), "reason": ("variant", reason)},
     )
 
@@ -472,8 +487,8 @@ def tau_phi_grid(data, taus, phis, cfg, progress=True):
 
     seeds = cfg.seeds()
     k = data.n_groups
-    tau_score = np.full((len(taus), len(METRICS), len(seeds)), np.nan)
-    phi_score = np.full((len(phis), len(METRICS), len(seeds)), np.nan)
+    tau_score = np.full((len(taus), len(SCORE_METRICS), len(seeds)), np.nan)
+    phi_score = np.full((len(phis), len(SCORE_METRICS), len(seeds)), np.nan)
     for f, s in enumerate(seeds):
         forest = HMLForest(n_estimators=int(max(taus)), min_samples_leaf=cfg.min_samples_leaf,
                            random_state=s, n_jobs=cfg.n_jobs).fit(data.X, data.Y, layers=data.layers)
@@ -497,7 +512,7 @@ def tau_phi_grid(data, taus, phis, cfg, progress=True):
          "score_phi": (("phi", "metric", "fold"), phi_score),
          "paper_nmi_tau": (("tau",), np.array(paper_tau, dtype=float)),
          "paper_nmi_phi": (("phi",), np.array(paper_phi, dtype=float))},
-        coords={"tau": [int(t) for t in taus], "phi": [int(p) for p in phis], "metric": list(METRICS),
+        coords={"tau": [int(t) for t in taus], "phi": [int(p) for p in phis], "metric": list(SCORE_METRICS),
                 "fold": np.arange(len(seeds))},
     )
 
@@ -660,7 +675,7 @@ def depth_study(data, cfg, progress=True):
     """Table 4: HML-RF on ``n_layers`` estimated hierarchy layers (Sec 4.1) -> ``score(n_layers, metric, fold)``."""
     layers = list(cfg["n_layers"])
     seeds = cfg.seeds()
-    score = np.full((len(layers), len(METRICS), len(seeds)), np.nan)
+    score = np.full((len(layers), len(SCORE_METRICS), len(seeds)), np.nan)
     for i, L in enumerate(layers):
         d = with_layers(data, int(L), random_state=cfg.seed)
         for f, s in enumerate(seeds):
@@ -668,9 +683,9 @@ def depth_study(data, cfg, progress=True):
             score[i, :, f] = clustering_scores(data.groups, hmlrf_labels(d, data.n_groups, s, cfg.forest_params))
             if progress:
                 print(f"  layers={L} fold={f} NMI={score[i, 1, f]:.3f} ({time.time() - t0:.1f}s)", flush=True)
-    paper = np.array([pv.TABLE4.get(int(L), (np.nan,) * 5) for L in layers], dtype=float)
+    paper = _pad_paper([pv.TABLE4.get(int(L), (np.nan,) * 5) for L in layers])
     return xr.Dataset({"score": (("n_layers", "metric", "fold"), score), "paper": (("n_layers", "metric"), paper)},
-                      coords={"n_layers": [int(l) for l in layers], "metric": list(METRICS),
+                      coords={"n_layers": [int(l) for l in layers], "metric": list(SCORE_METRICS),
                               "fold": np.arange(len(seeds))})
 
 
@@ -681,12 +696,12 @@ def abstractness_study(datasets, cfg, progress=True):
     names = list(datasets)
     structures = ("specific", "hierarchy")
     seeds = cfg.seeds()
-    score = np.full((len(names), 2, len(METRICS), len(seeds)), np.nan)
-    paper = np.full((len(names), 2, len(METRICS)), np.nan)
+    score = np.full((len(names), 2, len(SCORE_METRICS), len(seeds)), np.nan)
+    paper = np.full((len(names), 2, len(SCORE_METRICS)), np.nan)
     for a, name in enumerate(names):
         data = datasets[name]
         if name in pv.TABLE5:
-            paper[a] = [pv.TABLE5[name][s] for s in structures]
+            paper[a] = _pad_paper([pv.TABLE5[name][s] for s in structures])
         for b, d in enumerate((specific_only(data), data)):
             for f, s in enumerate(seeds):
                 t0 = time.time()
@@ -697,7 +712,7 @@ def abstractness_study(datasets, cfg, progress=True):
                           f"({time.time() - t0:.1f}s)", flush=True)
     return xr.Dataset({"score": (("dataset", "structure", "metric", "fold"), score),
                        "paper": (("dataset", "structure", "metric"), paper)},
-                      coords={"dataset": names, "structure": list(structures), "metric": list(METRICS),
+                      coords={"dataset": names, "structure": list(structures), "metric": list(SCORE_METRICS),
                               "fold": np.arange(len(seeds))})
 
 
@@ -764,7 +779,7 @@ def examples_study(cfg, progress=True):
     tags = np.full((2, n_cl, n_mem), "", dtype=object)
     cons = np.full((2, n_cl, n_mem), -1, dtype=np.int8)
     pur = np.full((2, n_cl), np.nan)
-    overall = np.full((2, len(METRICS)), np.nan)
+    overall = np.full((2, len(SCORE_METRICS)), np.nan)
     for a, (fname, d) in enumerate(figs.items()):
         labels = hmlrf_labels(d, d.n_groups, s, cfg.forest_params)
         overall[a] = clustering_scores(d.groups, labels)
@@ -797,7 +812,7 @@ def examples_study(cfg, progress=True):
          "hits": (("example_dataset", "example"), hits),
          "coverage3": (("example_dataset",), cov3)},
         coords={"figure": list(figs), "cluster": np.arange(n_cl), "member": np.arange(n_mem),
-                "metric": list(METRICS), "example_dataset": list(ex), "example": np.arange(n_ex)})
+                "metric": list(SCORE_METRICS), "example_dataset": list(ex), "example": np.arange(n_ex)})
 
 
 # ----------------------------------------------------------------------------------------
@@ -968,8 +983,10 @@ def plot_abstractness(ds):
         sub = ds.sel(dataset=d)
         x = np.arange(len(METRICS))
         for j, st in enumerate(sub["structure"].values):
-            ax.bar(x + 0.4 * j, sub["score"].sel(structure=st).mean("fold"), 0.4, color=f"C{j}", label=f"{st} (ours)")
-            ax.bar(x + 0.4 * j, sub["paper"].sel(structure=st), 0.4, fill=False, edgecolor="k", lw=0.8)
+            ours = sub["score"].sel(structure=st, metric=list(METRICS)).mean("fold")
+            ax.bar(x + 0.4 * j, ours, 0.4, color=f"C{j}", label=f"{st} (ours)")
+            ax.bar(x + 0.4 * j, sub["paper"].sel(structure=st, metric=list(METRICS)), 0.4, fill=False, edgecolor="k",
+                   lw=0.8)
         ax.set_xticks(x + 0.2, METRICS)
         ax.set(ylim=(0, 1), title=f"Table 5, {d}: 1-layer specific vs 2-layer (outline: paper)")
         ax.legend(fontsize=7)

@@ -127,3 +127,24 @@ def test_auto_tag_weight_follows_the_graph_with_cluster_structure():
     assert a_x < 0.3 < 0.7 < a_y, (a_x, a_y)
     c = HMLClustering(tag_weight=0.25, **kw).fit(X_noise, Y_clear)
     assert c.tag_weight_ == 0.25 and c.eigengaps_ is None
+
+
+def test_every_clustering_result_stores_and_flags_catch_all_clusters():
+    """Issue 13 must-show 3: the largest cluster over the largest true group
+    is stored with every clustering score, and REPORT.md lists every result
+    over 3x."""
+    import xarray as xr
+
+    from hmlkit import study
+    from hmlkit.studies.report import hub_flags
+
+    truth = np.repeat(np.arange(4), 10)
+    labels = np.r_[np.zeros(34, int), np.arange(1, 7)]  # one cluster of 34 images, groups of 10
+    s = study.clustering_scores(truth, labels)
+    assert len(s) == len(study.SCORE_METRICS) and s[-1] == pytest.approx(3.4)
+    score = np.zeros((2, len(study.SCORE_METRICS), 1))
+    score[:, -1, 0] = [3.4, 1.2]
+    ds = xr.Dataset({"score": (("row", "metric", "fold"), score)},
+                    coords={"row": ["a", "b"], "metric": list(study.SCORE_METRICS), "fold": [0]})
+    flags = hub_flags(ds)
+    assert [w for w, _ in flags] == ["row=a"] and flags[0][1] == pytest.approx(3.4)

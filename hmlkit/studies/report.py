@@ -40,6 +40,26 @@ def _not_implemented(ds):
     return out
 
 
+def hub_flags(ds, ratio=3.0):
+    """Where a clustering result holds a cluster over ``ratio`` times the
+    largest true group: (where, mean largest/true ratio) for every cell of
+    ``score`` (metric "largest_ratio"), or of ``largest`` / ``hub`` (real
+    data study), averaged over folds."""
+    out = []
+    if "score" in ds and "metric" in ds["score"].dims and "largest_ratio" in ds["metric"].values:
+        r = ds["score"].sel(metric="largest_ratio")
+        r = r.mean("fold") if "fold" in r.dims else r
+    elif "largest" in ds and "largest_true_group" in ds.attrs:
+        r = ds["largest"].mean("fold") / float(ds.attrs["largest_true_group"])
+    else:
+        return out
+    for idx in np.ndindex(r.shape):
+        v = float(r.values[idx])
+        if np.isfinite(v) and v > ratio:
+            out.append((" / ".join(f"{d}={r[d].values[i]}" for d, i in zip(r.dims, idx)), v))
+    return out
+
+
 def study_section(name, results_dir, figures_dir=None):
     """Markdown for one study, and its claim results."""
     path = Path(results_dir) / f"{name}.nc"
@@ -57,6 +77,12 @@ def study_section(name, results_dir, figures_dir=None):
     for r in results:
         lines.append(f"| {r.text} | {_MARK[r.verdict]} | {r.detail.replace('|', '/')} |")
     lines.append("")
+    hubs = hub_flags(ds)
+    if hubs:
+        lines.append(f"**Catch-all clusters** (a cluster over 3x the largest true group; {len(hubs)} results):")
+        lines.append("")
+        lines += [f"- {where}: largest cluster {v:.1f}x the largest true group" for where, v in hubs]
+        lines.append("")
     ni = _not_implemented(ds)
     if ni:
         lines.append(f"Rows not measured ({len(ni)}):")
