@@ -75,12 +75,24 @@ def check_estimator_params(est, n_features=None):
                                         f"float in (0, 1], got {mf!r}")
 
 
+def _from_frame(A, name):
+    """A pandas DataFrame / Series (nullable dtypes such as Float64 / Int64
+    included) as a float64 array, missing values as NaN; anything else as is."""
+    if sp.issparse(A) or isinstance(A, np.ndarray) or not hasattr(A, "to_numpy"):
+        return A
+    try:
+        return A.to_numpy(dtype=np.float64, na_value=np.nan)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be numeric: {exc}") from None
+
+
 def check_X(X, name="X", dtype=np.float32, min_samples=1):
     """Return ``X`` as a C-contiguous 2-D float array, rejecting NaN/inf, complex
-    values and finite values too large for ``dtype``."""
+    values and finite values too large for ``dtype``. pandas frames, nullable
+    dtypes included, are accepted."""
     if sp.issparse(X):
         X = X.toarray()
-    X = np.asarray(X)
+    X = np.asarray(_from_frame(X, name))
     if X.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array (n_samples, n_features), got shape {X.shape}")
     if X.shape[0] < min_samples:
@@ -115,7 +127,7 @@ def check_Y(Y, n_samples=None, name="Y"):
         Y = sp.csr_matrix(Y)
         vals = Y.data
     else:
-        Y = np.asarray(Y)
+        Y = np.asarray(_from_frame(Y, name))
         if Y.ndim != 2:
             raise ValueError(f"{name} must be a 2-D (n_samples, n_tags) matrix, got shape {Y.shape}")
         vals = Y.ravel()
@@ -148,6 +160,9 @@ def check_layers(layers, n_tags, name="layers"):
         # one array of per-tag layer ids
         if layers.shape[0] != n_tags:
             raise ValueError(f"{name} as per-tag layer ids must have length {n_tags}, got {layers.shape[0]}")
+        if layers.min() < 0:
+            raise ValueError(f"{name} as per-tag layer ids must be >= 0 (0 = most abstract); "
+                             f"tag {int(np.argmin(layers))} has layer {int(layers.min())}")
         return [np.flatnonzero(layers == k).astype(np.int64) for k in np.unique(layers)]
     out = []
     seen = np.zeros(n_tags, dtype=bool)
@@ -161,9 +176,11 @@ def check_layers(layers, n_tags, name="layers"):
         bad = arr[(arr < 0) | (arr >= n_tags)]
         if bad.size:
             raise ValueError(f"{name}[{k}] names unknown tag index {int(bad[0])} (there are {n_tags} tags)")
-        if np.unique(arr).size != arr.size or seen[arr].any():
-            dup = arr[seen[arr]] if seen[arr].any() else arr
-            raise ValueError(f"{name} overlap: tag {int(dup[0])} appears more than once")
+        uniq, counts = np.unique(arr, return_counts=True)
+        if (counts > 1).any():
+            raise ValueError(f"{name}[{k}] names tag {int(uniq[counts > 1][0])} more than once")
+        if seen[arr].any():
+            raise ValueError(f"{name} overlap: tag {int(arr[seen[arr]][0])} is in more than one layer")
         seen[arr] = True
         out.append(np.sort(arr))
     if not out:
@@ -198,3 +215,13 @@ def check_random_state_seed(random_state):
     if isinstance(random_state, np.random.Generator):
         return int(random_state.integers(0, 2**63 - 1))
     raise ValueError(f"random_state must be None, an int or a numpy random generator, got {random_state!r}")
+
+
+class SparseXTags:
+    """scikit-learn estimator tags of the kit's estimators: X may be sparse
+    (``check_X`` densifies it; the forest needs dense columns)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from ._validation import check_estimator_params, check_n_clusters, check_X, check_Y
+from ._validation import SparseXTags, check_estimator_params, check_n_clusters, check_X, check_Y
 from .affinity import cosine_knn_graph, knn_affinity, knn_graph_from_neighbors, leaf_knn, normalized_graph
 from .tokens import resolve_feature_map
 
@@ -88,7 +88,7 @@ def eigengap(W, k, random_state=0):
 
     N = normalized_graph(W)
     n = N.shape[0]
-    if k + 1 >= n:
+    if k + 1 >= n or N.nnz == 0:  # no edge (e.g. no tags): no cluster structure
         return 0.0
     v0 = np.random.default_rng(random_state).random(n)
     vals = np.sort(eigsh(N, k=k + 1, which="LA", return_eigenvectors=False, v0=v0))[::-1]
@@ -135,7 +135,31 @@ def cluster_forest(forest, n_clusters, n_neighbors=20, random_state=None, Y=None
     return spectral_from_graph(W, n_clusters, random_state), W, a, gaps
 
 
-class HMLClustering(ClusterMixin, BaseEstimator):
+def _distinct_samples(X, Y):
+    """How many samples differ in their features or their tags."""
+    Xc = np.ascontiguousarray(X)
+    _, xid = np.unique(Xc.view(np.dtype((np.void, Xc.dtype.itemsize * Xc.shape[1]))).ravel(), return_inverse=True)
+    if len(np.unique(xid)) >= X.shape[0]:
+        return X.shape[0]
+    keys = {(int(x), Y.indices[Y.indptr[i]:Y.indptr[i + 1]].tobytes()) for i, x in enumerate(xid.ravel())}
+    return len(keys)
+
+
+def _warn_if_degenerate(X, Y, forest, n_clusters):
+    """Say so when the data cannot support the clustering asked for."""
+    if Y.nnz == 0:
+        warnings.warn("Y holds no tag at all: the forest cannot split on tags, so its affinity says nothing "
+                      "and the clusters follow the tag-free graph only", UserWarning, stacklevel=3)
+    elif (forest.n_leaves_ == 1).all():
+        warnings.warn("no tree of the forest could split (identical features or no informative tags): its "
+                      "affinity is uniform and the clusters are arbitrary", UserWarning, stacklevel=3)
+    n_distinct = _distinct_samples(X, Y)
+    if n_distinct < n_clusters:
+        warnings.warn(f"only {n_distinct} distinct samples (features and tags) for n_clusters={n_clusters}: "
+                      "some clusters split identical samples arbitrarily", UserWarning, stacklevel=3)
+
+
+class HMLClustering(SparseXTags, ClusterMixin, BaseEstimator):
     """Cluster tagged visual data with an HML-RF affinity (Sec 3.3).
 
     Fits an :class:`hmlkit.HMLForest` on (X, Y, layers), builds the
@@ -215,6 +239,8 @@ class HMLClustering(ClusterMixin, BaseEstimator):
         self.feature_map_ = resolve_feature_map(self.feature_map, X)
         Xf = X if self.feature_map_ is None else self.feature_map_.transform(X)
         self.forest_ = forest_from(self, bootstrap=self.bootstrap).fit(Xf, Y, layers)
+        self.n_features_in_ = X.shape[1]
+        _warn_if_degenerate(X, Y, self.forest_, int(self.n_clusters))
         self.labels_, self.affinity_, self.tag_weight_, self.eigengaps_ = cluster_forest(
             self.forest_, self.n_clusters, self.n_neighbors, self.random_state, Y=Y, tag_weight=self.tag_weight)
         return self

@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from ._validation import check_estimator_params, check_n_clusters, check_X, check_Y
+from ._validation import SparseXTags, check_estimator_params, check_n_clusters, check_X, check_Y
 from .affinity import _compact, leaf_knn
 from . import _kernels_affinity as KA
 from . import _kernels_complete as KC
@@ -118,7 +118,7 @@ class CooccurrenceCompleter(BaseEstimator):
         return cooccurrence_scores(self.Y_)
 
 
-class HMLTagCompleter(BaseEstimator):
+class HMLTagCompleter(SparseXTags, BaseEstimator):
     """Complete missing tags with an HML-RF (Sec 3.4).
 
     Parameters
@@ -208,6 +208,7 @@ class HMLTagCompleter(BaseEstimator):
         self.feature_map_ = resolve_feature_map(self.feature_map, X)
         self.forest_ = forest_from(self, bootstrap=bool(self.oob)).fit(self._mapped(X), Y, layers)
         self.Y_ = Y
+        self.n_features_in_ = X.shape[1]
         self.method_ = method
         self.correlations_ = conditional_cooccurrence(Y) if self.correlation_weight and method != "GC" else None
         if method == "GC":

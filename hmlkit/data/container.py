@@ -55,6 +55,11 @@ class TaggedData:
             raise ValueError(f"tag_names has {len(self.tag_names)} names but Y has {m} tag columns")
         if self.groups is not None:
             g = np.asarray(self.groups)
+            if g.dtype.kind == "f" and not np.isfinite(g).all():
+                raise ValueError(f"groups contain NaN or inf (sample {int(np.flatnonzero(~np.isfinite(g))[0])}): "
+                                 "every sample needs a ground-truth group, or pass groups=None")
+            if g.dtype.kind == "f" and (g != np.round(g)).any():
+                raise ValueError("groups must be integer labels")
             if g.shape != (n,):
                 raise ValueError(f"groups must have shape ({n},), got {g.shape}")
             self.groups = g.astype(np.int64)

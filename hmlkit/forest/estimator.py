@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._validation import check_estimator_params, check_layers, check_random_state_seed, check_X, check_Y
+from .._validation import SparseXTags, check_estimator_params, check_layers, check_random_state_seed, check_X, check_Y
 from . import _builder
 from ._interrupt import StopOnInterrupt
 from ._rng import tree_seeds
@@ -18,6 +18,8 @@ from ._tagdata import build_tag_arrays
 
 def _resolve_n_jobs(n_jobs):
     cpus = os.cpu_count() or 1
+    if isinstance(n_jobs, (bool, np.bool_)):
+        raise ValueError(f"n_jobs must be None, -1 or a positive integer, got the boolean {n_jobs!r}")
     if n_jobs is None or n_jobs == -1:
         return cpus
     if not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
@@ -28,7 +30,7 @@ def _resolve_n_jobs(n_jobs):
 UNTAGGED = ("unknown", "negative")
 
 
-class HMLForest(BaseEstimator):
+class HMLForest(SparseXTags, BaseEstimator):
     """Hierarchical-Multi-Label Random Forest (Wang, Zhu & Gong, Sec 3.2).
 
     Trees split on visual features (Eq. 1) and choose splits by the

@@ -1,0 +1,81 @@
+"""Issue 17, estimators and data: odd but valid input works, degenerate input
+says so, and bad input names the problem."""
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+from hmlkit import HMLClustering, HMLForest, HMLTagCompleter
+from hmlkit._validation import check_layers
+from hmlkit.data import TaggedData
+
+
+def _data(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    g = np.repeat(np.arange(2), n // 2)
+    X = rng.normal(size=(n, 4)) + 4 * g[:, None]
+    Y = np.eye(4, dtype=np.uint8)[2 * g + rng.integers(0, 2, n)]
+    return X, Y
+
+
+def test_pandas_nullable_dtypes_are_accepted():
+    X, Y = _data()
+    Xf = pd.DataFrame(X).astype("Float64")
+    Yf = pd.DataFrame(Y).astype("Int64")
+    a = HMLForest(n_estimators=3, random_state=0).fit(Xf, Yf).train_leaves_
+    b = HMLForest(n_estimators=3, random_state=0).fit(X, Y).train_leaves_
+    assert np.array_equal(a, b)
+    Xf.iloc[0, 0] = pd.NA
+    with pytest.raises(ValueError, match="NaN"):
+        HMLForest(n_estimators=3).fit(Xf, Y)
+
+
+def test_layer_errors_name_the_right_tag():
+    with pytest.raises(ValueError, match=r"layers\[0\] names tag 1 more than once"):
+        check_layers([[0, 1, 1]], 2)
+    with pytest.raises(ValueError, match="tag 1 is in more than one layer"):
+        check_layers([[0, 1], [1]], 2)
+    with pytest.raises(ValueError, match="must be >= 0"):
+        check_layers(np.array([0, -1, 1]), 3)
+
+
+def test_nan_groups_are_rejected():
+    X, Y = _data()
+    g = np.zeros(40)
+    g[3] = np.nan
+    with pytest.raises(ValueError, match="groups contain NaN"):
+        TaggedData(X, Y, groups=g)
+    with pytest.raises(ValueError, match="integer labels"):
+        TaggedData(X, Y, groups=np.full(40, 0.5))
+
+
+def test_degenerate_data_warns():
+    X, Y = _data()
+    with pytest.warns(UserWarning, match="no tag at all"):
+        HMLClustering(2, n_estimators=3, random_state=0).fit(X, np.zeros_like(Y))
+    with pytest.warns(UserWarning, match="forest could split"):
+        HMLClustering(2, n_estimators=3, random_state=0).fit(np.ones_like(X), Y)
+    few = np.repeat(X[:5], 8, axis=0)
+    with pytest.warns(UserWarning, match="only 5 distinct samples"):
+        HMLClustering(10, n_estimators=3, random_state=0).fit(few, np.repeat(Y[:5], 8, axis=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        HMLClustering(2, n_estimators=3, random_state=0).fit(X, Y)  # ordinary data: no warning
+
+
+def test_n_features_in_and_sparse_tags():
+    X, Y = _data()
+    assert HMLClustering(2, n_estimators=3, random_state=0).fit(X, Y).n_features_in_ == 4
+    assert HMLTagCompleter(n_estimators=3, random_state=0).fit(X, Y).n_features_in_ == 4
+    for est in (HMLForest(), HMLClustering(), HMLTagCompleter()):
+        assert est.__sklearn_tags__().input_tags.sparse
+    a = HMLForest(n_estimators=3, random_state=0).fit(sp.csr_matrix(X), Y).train_leaves_
+    assert np.array_equal(a, HMLForest(n_estimators=3, random_state=0).fit(X, Y).train_leaves_)
+
+
+def test_n_jobs_boolean_is_rejected():
+    X, Y = _data()
+    with pytest.raises(ValueError, match="boolean"):
+        HMLForest(n_estimators=3, n_jobs=True).fit(X, Y)
