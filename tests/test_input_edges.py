@@ -79,3 +79,13 @@ def test_n_jobs_boolean_is_rejected():
     X, Y = _data()
     with pytest.raises(ValueError, match="boolean"):
         HMLForest(n_estimators=3, n_jobs=True).fit(X, Y)
+
+
+def test_baselines_cli_starts_without_runpy_warning():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-m", "hmlkit.baselines.run", "--help"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "RuntimeWarning" not in out.stderr

@@ -8,7 +8,6 @@ two families grow independently.
 from __future__ import annotations
 
 from ._spec import MethodSpec
-from .run import ClusteringResult, run_clustering
 
 
 def registry() -> dict:
@@ -32,3 +31,14 @@ def get_method(name: str) -> MethodSpec:
 
 
 __all__ = ["MethodSpec", "registry", "get_method", "run_clustering", "ClusteringResult"]
+
+
+def __getattr__(name):
+    # run_clustering / ClusteringResult load on first use, so that
+    # ``python -m hmlkit.baselines.run`` does not find its module imported
+    # already by the package (runpy's RuntimeWarning)
+    if name in ("run_clustering", "ClusteringResult"):
+        from . import run
+
+        return getattr(run, name)
+    raise AttributeError(f"module 'hmlkit.baselines' has no attribute {name!r}")
