@@ -25,13 +25,15 @@ install: $(VENV)/.installed
 install-deep: install
 	-$(BIN)/python -m pip install --quiet '$(TORCH_SPEC)'
 
-studies: install
+# studies and tests take the deep extra too, so DCCA / DCCAE run (their rows and tests
+# say "unavailable" where torch cannot be installed)
+studies: install-deep
 	$(BIN)/python -m hmlkit.studies run --profile $(PROFILE)
 
 demo: install
 	$(BIN)/python -m hmlkit.demo
 
-test: install
+test: install-deep
 	$(BIN)/python -m pytest -n $(JOBS) -q
 
 bench: install
