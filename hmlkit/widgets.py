@@ -34,6 +34,15 @@ def _method_options():
     return opts
 
 
+def _in_kernel():
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    ip = get_ipython()
+    return ip is not None and getattr(ip, "kernel", None) is not None
+
+
 class ExplorePanel:
     """Controls: profile, dataset, sparseness, layers, tau, phi, hierarchy and correlations
     on/off, method. Outputs: the five clustering scores and a plot (current scores, and NMI
@@ -148,14 +157,18 @@ class ExplorePanel:
         a2.set(xlabel="run", ylabel="NMI", title="NMI of every run")
         fig.tight_layout()
         self.plot.clear_output(wait=True)
-        with self.plot:
-            plt.show(fig) if plt.get_backend().lower().endswith("inline") else None
+        if _in_kernel():
+            from IPython.display import display
+
+            with self.plot:
+                display(fig)
         plt.close(fig)
         return fig
 
     def _ipython_display_(self):
         from IPython.display import display
 
+        # shown first, so the first run's plot lands in the panel's Output widget
+        display(self.widget)
         if self.scores is None and self.auto_update:
             self.update()
-        display(self.widget)

@@ -1,0 +1,140 @@
+"""The explore panel in a real JupyterLab, driven by headless Chromium
+(Debian's ``chromium`` and ``chromium-driver``, which ``.ci/run`` installs):
+run the notebook, move the "tags removed" slider in the page, and the
+panel re-runs and redraws its plot.
+
+Skipped, with the reason, where no browser or driver is installed. Set
+``HMLKIT_SCREENSHOTS=DIR`` to keep the before / after screenshots."""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not (CHROMIUM and DRIVER), reason="no chromium / chromedriver installed "
+                       "(Debian packages chromium, chromium-driver)"),
+]
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """A JupyterLab server on 127.0.0.1 serving a copy of the explore notebook."""
+    root = tmp_path_factory.mktemp("lab")
+    shutil.copy(REPO / "studies" / "explore.ipynb", root / "explore.ipynb")
+    port = _free_port()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+               JUPYTER_CONFIG_DIR=str(root / ".jupyter"), JUPYTER_RUNTIME_DIR=str(root / ".runtime"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={port}",
+         "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
+         f"--ServerApp.root_dir={root}", "--LabApp.news_url=", "--LabApp.check_for_updates_class="
+         "jupyterlab.NeverCheckForUpdate"],
+        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{url}/api/status", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("JupyterLab did not start within 60 s")
+        yield url
+    finally:
+        os.killpg(proc.pid, 15)
+        proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1400"):
+        opts.add_argument(arg)
+    drv = webdriver.Chrome(service=Service(DRIVER), options=opts)
+    yield drv
+    drv.quit()
+
+
+def _wait(fn, timeout, what):
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        try:
+            out = fn()
+            if out:
+                return out
+        except Exception:  # the page is still building
+            pass
+        time.sleep(0.5)
+    pytest.fail(f"timed out after {timeout} s waiting for {what}")
+
+
+def _status(drv):
+    from selenium.webdriver.common.by import By
+
+    texts = [e.text for e in drv.find_elements(By.CSS_SELECTOR, ".widget-html-content")]
+    return next((t for t in texts if "done in" in t or "Error" in t), "")
+
+
+def _plot_src(drv):
+    from selenium.webdriver.common.by import By
+
+    imgs = drv.find_elements(By.CSS_SELECTOR, ".widget-output img")
+    return imgs[0].get_attribute("src") if imgs else ""
+
+
+def test_moving_a_slider_in_jupyterlab_redraws_the_panel(lab, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    shots = Path(os.environ.get("HMLKIT_SCREENSHOTS", tmp_path))
+    shots.mkdir(parents=True, exist_ok=True)
+    drv = browser
+    drv.get(f"{lab}/lab/tree/explore.ipynb")
+    _wait(lambda: drv.find_elements(By.CSS_SELECTOR, ".jp-Notebook .jp-Cell"), 120, "the notebook")
+    _wait(lambda: drv.find_elements(By.CSS_SELECTOR, ".jp-Notebook-ExecutionIndicator[data-status='idle']"), 120,
+          "an idle kernel")
+    # Run > Run All Cells, through the menu bar as a person would
+    run_menu = _wait(lambda: [e for e in drv.find_elements(By.CSS_SELECTOR, ".lm-MenuBar-itemLabel")
+                              if e.text == "Run"], 60, "the Run menu")[0]
+    run_menu.click()
+    _wait(lambda: drv.find_element(By.CSS_SELECTOR, "li[data-command='runmenu:run-all']"), 30,
+          "Run All Cells").click()
+    first = _wait(lambda: _status(drv) if "run 1" in _status(drv) else "", 300, "the panel's first run")
+    assert "Error" not in first
+    before = _wait(lambda: _plot_src(drv), 60, "the panel's plot")
+    drv.save_screenshot(str(shots / "explore_before.png"))
+    # the "tags removed" slider: focus its handle and press the right arrow (one step, 0.1)
+    slider = _wait(lambda: [w for w in drv.find_elements(By.CSS_SELECTOR, ".widget-slider")
+                            if "tags removed" in w.text], 30, "the tags-removed slider")[0]
+    handle = slider.find_element(By.CSS_SELECTOR, ".noUi-handle")
+    handle.click()
+    handle.send_keys(Keys.ARROW_RIGHT)
+    second = _wait(lambda: _status(drv) if "run 2" in _status(drv) else "", 300, "the run after the slider moved")
+    assert "Error" not in second
+    after = _wait(lambda: (s := _plot_src(drv)) != before and s, 60, "a new plot")
+    drv.save_screenshot(str(shots / "explore_after.png"))
+    assert after and after != before
+    readout = slider.find_element(By.CSS_SELECTOR, ".widget-readout").text
+    assert float(readout) == pytest.approx(0.1)
