@@ -66,6 +66,20 @@ def cooccurrence_scores(Y, Y_ref=None):
     return rank_observed_last(scores, Y)
 
 
+def affinity_measure_scores(idx, w, Y, n_neighbors):
+    """Eq. 13 (AM): p_ij = (1 / kappa) sum over the kappa affinity-nearest
+    neighbours i' of i of A_ii' y_i'j.
+
+    ``idx``, ``w`` (q, kappa): each query's neighbours and their forest
+    affinity (``hmlkit.affinity.leaf_knn``; -1 / 0 where a query has fewer);
+    ``Y`` (n, m) the neighbours' observed tags. Returns (q, m) float64."""
+    idx = np.asarray(idx)
+    mask = idx >= 0
+    rows = np.repeat(np.arange(idx.shape[0]), idx.shape[1])[mask.ravel()]
+    Wq = sp.csr_matrix((np.asarray(w)[mask].astype(np.float64), (rows, idx[mask])), shape=(idx.shape[0], Y.shape[0]))
+    return np.asarray((Wq @ Y.astype(np.float64)).todense()) / n_neighbors
+
+
 def conditional_cooccurrence(Y):
     """P[i, j] = P(tag j | tag i) on the rows of ``Y`` (csr), zero diagonal:
     the co-occurrence correlation rho of Eq. 6 between every pair of tags
@@ -248,10 +262,7 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
                                                    self.Y_.indices.astype(np.int64), m, KA.chunk_bounds(q.shape[0]))
         elif self.method_ == "AM":
             idx, w = leaf_knn(train, self.n_neighbors, query_leaves=query, self_index=self_index)
-            mask = idx >= 0
-            rows = np.repeat(np.arange(nq), idx.shape[1])[mask.ravel()]
-            Wq = sp.csr_matrix((w[mask].astype(np.float64), (rows, idx[mask])), shape=(nq, n))
-            scores = np.asarray((Wq @ self.Y_.astype(np.float64)).todense()) / self.n_neighbors
+            scores = affinity_measure_scores(idx, w, self.Y_, self.n_neighbors)
         else:  # GC
             if X is None:
                 return cluster_tag_scores(self.labels_, self.Y_)

@@ -125,3 +125,17 @@ def test_oob_neighbourhoods_use_only_trees_grown_without_the_sample():
         shared[i] = -1
         assert i not in idx[i]
         np.testing.assert_allclose(np.sort(w[i])[::-1], np.sort(shared)[::-1][:5] / 20, atol=1e-6)
+
+
+def test_affinity_measure_scores_known_answer():
+    """Eq. 13 by hand: query 0 has neighbours 1 (affinity 0.5) and 2 (0.25);
+    query 1 has neighbour 0 (1.0) and no second one (-1)."""
+    import scipy.sparse as sp
+
+    from hmlkit.complete import affinity_measure_scores
+
+    Y = sp.csr_matrix(np.array([[1, 0, 0], [1, 1, 0], [0, 1, 1]], dtype=np.uint8))
+    idx = np.array([[1, 2], [0, -1]])
+    w = np.array([[0.5, 0.25], [1.0, 0.0]])
+    s = affinity_measure_scores(idx, w, Y, 2)
+    assert np.allclose(s, [[0.25, 0.375, 0.125], [0.5, 0.0, 0.0]])
