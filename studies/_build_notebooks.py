@@ -3,8 +3,8 @@
     python studies/_build_notebooks.py
 
 Each notebook: a markdown header, a ``parameters`` cell (papermill), a validation cell
-(``hmlkit.study.setup``: fails at once on a bad parameter), then short cells calling
-``hmlkit.study``. Edit here, not in the .ipynb files, to keep the set uniform.
+(``hmlkit.studies.setup``: fails at once on a bad parameter), then short cells calling
+``hmlkit.studies``. Edit here, not in the .ipynb files, to keep the set uniform.
 """
 from pathlib import Path
 
@@ -150,7 +150,7 @@ def build(name, spec):
     p.metadata["tags"] = ["parameters"]
     cells.append(p)
     cells.append(nbf.v4.new_code_cell(
-        "from hmlkit import study\nfrom hmlkit.studies import paper_values as pv\n\n"
+        "from hmlkit import studies as study\nfrom hmlkit.studies import paper_values as pv\n\n"
         f'cfg = study.setup("{name}", {SETUP_ARGS},\n                  {spec["setup"]})\ncfg'))
     cells += [nbf.v4.new_code_cell(c) for c in spec["body"]]
     cells.append(nbf.v4.new_code_cell("study.save(ds, fig, cfg)"))
@@ -160,14 +160,24 @@ def build(name, spec):
     return nb
 
 
+def write(nb, path):
+    """Write ``nb``, keeping the cell ids of the notebook already at ``path`` (same cell
+    count), so that regenerating changes only what changed."""
+    if path.exists():
+        old = nbf.read(path, as_version=4)
+        if len(old.cells) == len(nb.cells):
+            for new, prev in zip(nb.cells, old.cells):
+                if "id" in prev:
+                    new["id"] = prev["id"]
+    nbf.write(nb, path)
+    print("wrote", path.stem)
+
+
 def main():
     for name, spec in NB.items():
-        nbf.write(build(name, spec), HERE / f"{name}.ipynb")
-        print("wrote", name)
-    nbf.write(build_explore(), HERE / "explore.ipynb")
-    print("wrote explore")
-    nbf.write(build_bench(), HERE / "bench_speed.ipynb")
-    print("wrote bench_speed")
+        write(build(name, spec), HERE / f"{name}.ipynb")
+    write(build_explore(), HERE / "explore.ipynb")
+    write(build_bench(), HERE / "bench_speed.ipynb")
 
 
 def build_bench():
@@ -191,7 +201,7 @@ def build_bench():
         p,
         nbf.v4.new_code_cell(
             "from pathlib import Path\n\nfrom hmlkit import bench\n"
-            "from hmlkit.study_io import save_figure_atomic, write_dataset_atomic\n\n"
+            "from hmlkit.studies.saving import save_figure_atomic, write_dataset_atomic\n\n"
             'results = bench.run(parts.split(","), trees=trees, sklearn_trees=sklearn_trees, '
             "nuswide_samples=nuswide_samples)"),
         nbf.v4.new_code_cell('ds = bench.to_dataset(results)\n'

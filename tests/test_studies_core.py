@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 import xarray as xr
 
-from hmlkit import study
+from hmlkit import studies as study
 from hmlkit.data import TaggedData
 from hmlkit.studies import claims, paper_values as pv, report
 from hmlkit.studies.__main__ import main as cli
