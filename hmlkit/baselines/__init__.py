@@ -8,7 +8,7 @@ two families grow independently.
 from __future__ import annotations
 
 from ._spec import MethodSpec
-from .run import ClusteringResult, run_clustering
+from .run import ClusteringResult, MethodParameterError, fit_in_mode, make_estimator, run_clustering
 
 
 def registry() -> dict:
@@ -31,4 +31,5 @@ def get_method(name: str) -> MethodSpec:
     return reg[name]
 
 
-__all__ = ["MethodSpec", "registry", "get_method", "run_clustering", "ClusteringResult"]
+__all__ = ["MethodSpec", "registry", "get_method", "make_estimator", "fit_in_mode", "run_clustering",
+           "ClusteringResult", "MethodParameterError"]

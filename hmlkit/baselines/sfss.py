@@ -276,7 +276,7 @@ class SFSSCompleter(TransductiveScoresMixin, BaseEstimator):
         self.tol = tol
         self.random_state = random_state
 
-    def fit(self, X, Y):
+    def fit(self, X, Y, layers=None):
         X = check_X(X, dtype=np.float64)
         Y = check_Y(Y, n_samples=X.shape[0])
         self.model_ = SFSS(**self.get_params()).fit(X, Y)
@@ -416,7 +416,7 @@ class _SupervisedCompleter(TransductiveScoresMixin, BaseEstimator):
     """Tag completion wrapper for a supervised annotator: labelled = samples
     with an observed tag; scores of every sample ranked observed-last."""
 
-    def fit(self, X, Y):
+    def fit(self, X, Y, layers=None):
         X = check_X(X, dtype=np.float64)
         Y = check_Y(Y, n_samples=X.shape[0])
         self.model_ = self._model().fit(X, Y)

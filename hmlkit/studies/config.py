@@ -39,14 +39,15 @@ class StudyConfig:
     n_jobs: int = 1
     datasets: tuple = ()
     methods: tuple | None = None
+    method_params: dict = field(default_factory=dict)  # {method key: {parameter: value}} of the profile
     extra: dict = field(default_factory=dict)
     started: float = field(default_factory=time.time)
 
     @property
     def forest_params(self):
-        """Forest settings, plus the profile's baseline parameters under ``"methods"``."""
+        """The forest settings of every forest the study grows (tau, phi, threads)."""
         return {"n_estimators": self.n_estimators, "min_samples_leaf": self.min_samples_leaf,
-                "n_jobs": self.n_jobs, "methods": self.extra.get("method_params", {})}
+                "n_jobs": self.n_jobs}
 
     def seeds(self):
         """One model seed per fold (repeat): seed, seed+1, ..."""
@@ -164,9 +165,8 @@ def setup(name, profile="quick", seed=0, results_dir="results", figures_dir="fig
         if not 0.0 < h < 1.0:
             raise ValueError(f"hidden_fraction must be in (0, 1), got {h!r}")
         extra["hidden_fraction"] = h
-    extra["method_params"] = s["method_params"]
     return StudyConfig(name=name, profile=profile, seed=seed, results_dir=str(results_dir),
                        figures_dir=str(figures_dir), folds=folds, n_estimators=n_estimators,
                        min_samples_leaf=min_samples_leaf, n_jobs=n_jobs, datasets=datasets,
-                       methods=methods, extra=extra)
+                       methods=methods, method_params=s["method_params"], extra=extra)
 

@@ -3,10 +3,11 @@ directory through :func:`hmlkit.data.load_dataset`, and the changes the studies 
 (fewer tags, estimated layers, only the specific tags, tags removed)."""
 from __future__ import annotations
 
-from pathlib import Path
+from dataclasses import replace
 
 import numpy as np
 
+from ..data import TaggedData, load_dataset, remove_tags, require
 from .config import SYNTHETIC, check_dataset
 from .profiles import data_size
 
@@ -16,8 +17,6 @@ def reduce_tags(data, n_tags):
 
     Used by the quick/standard profiles to shrink the 1000-tag ``nuswide`` profile.
     """
-    from ..data import TaggedData
-
     if n_tags is None or n_tags >= data.n_tags:
         return data
     ref = data.Y_true if data.Y_true is not None else data.Y
@@ -52,46 +51,14 @@ def load_data(dataset, cfg=None, n_samples=None, n_tags=None, random_state=0, gr
         n0, m0, n_features = data_size(dataset, cfg.profile)
         n_samples = n0 if n_samples is None else n_samples
         n_tags = m0 if n_tags is None else n_tags
-    try:
-        from ..data import load_dataset
-    except ImportError:  # the real-data loader not merged yet
-        load_dataset = None
-    if load_dataset is not None:
-        data = load_dataset(dataset, n_samples=n_samples, random_state=random_state)
-    elif dataset in SYNTHETIC:
-        from ..data import make_synthetic
-
-        data = make_synthetic(dataset, n_samples=n_samples, random_state=random_state)
-    else:
-        from ..data import load_arff
-
-        if not dataset.endswith(".arff"):
-            raise ValueError(f"cannot load {dataset!r}: hmlkit.data.load_dataset is not available")
-        from .._paths import corel16k_path
-
-        # until load_dataset lands: the shared Corel16k file has 500 feature attributes (its README)
-        nf = 500 if Path(dataset).resolve() == corel16k_path().resolve() else None
-        data = load_arff(dataset, n_features=nf)
-        if n_samples is not None and n_samples < data.n_samples:
-            idx = np.sort(np.random.default_rng(random_state).choice(data.n_samples, n_samples, replace=False))
-            data = data.subset(idx)
+    data = load_dataset(dataset, n_samples=n_samples, random_state=random_state)
     data = reduce_tags(data, n_tags)
     if n_features is not None and n_features < data.n_features:
         cols = np.sort(np.random.default_rng(random_state).choice(data.n_features, n_features, replace=False))
-        from dataclasses import replace
-
         data = replace(data, X=np.ascontiguousarray(data.X[:, cols]),
                        meta={**data.meta, "feature_subset": int(n_features)})
     study = study or (cfg.name if cfg is not None else "this study")
-    try:
-        from ..data import require
-    except ImportError:
-        require = None
-    if require is not None:
-        return require(data, groups=groups, study=study)
-    if groups and data.groups is None:
-        raise ValueError(f"data set {data.name!r} has no ground-truth groups: {study} needs them")
-    return data
+    return require(data, groups=groups, study=study)
 
 
 def with_layers(data, n_layers, random_state=0):
@@ -106,8 +73,6 @@ def with_layers(data, n_layers, random_state=0):
 
 def specific_only(data):
     """Table 5's '1-layer most specific tags': only the last (most specific) layer's tags, flat."""
-    from ..data import TaggedData
-
     keep = np.sort(np.asarray(data.layers[-1]))
     return TaggedData(X=data.X, Y=data.Y[:, keep], layers=None,
                       tag_names=[data.tag_names[j] for j in keep], groups=data.groups,
@@ -119,7 +84,5 @@ def sparsify(data, rate, random_state):
     """Remove a fraction ``rate`` of the observed tags (Fig 5/6's sparseness rate)."""
     if rate == 0:
         return data
-    from ..data import remove_tags
-
     return remove_tags(data, rate, random_state=random_state)
 

@@ -90,8 +90,7 @@ def examples_study(cfg, progress=True):
 
     for a, (name, d) in enumerate(ex.items()):
         observed, hidden = hide_tags(d, frac=0.4, random_state=s)
-        model = HMLTagCompleter(method="AM", random_state=s,
-                                **{k: v for k, v in cfg.forest_params.items() if k != "methods"})
+        model = HMLTagCompleter(method="AM", random_state=s, **cfg.forest_params)
         model.fit(observed.X, observed.Y, layers=observed.layers)
         scores = model.predict_scores()
         cov3[a] = completion_scores(scores, observed.Y, hidden, N=(3,))["Coverage@3"]

@@ -13,7 +13,7 @@ import xarray as xr
 from . import paper_values as pv
 from .config import METRICS, SCORE_METRICS
 from .data import sparsify, specific_only, with_layers
-from .methods import NotApplicable, cluster_labels, completion_scores_for, hmlrf_labels
+from .methods import MethodParameterError, NotApplicable, cluster_labels, completion_scores_for, hmlrf_labels
 
 
 def clustering_scores(truth, labels):
@@ -35,6 +35,10 @@ def _pad_paper(values):
 
 
 def _status_of(exc):
+    """A row's (status, reason) for the exception it raised. A method given a parameter it
+    does not take stops the study instead: a study states the settings it ran with."""
+    if isinstance(exc, MethodParameterError):
+        raise exc
     if isinstance(exc, NotApplicable):
         return "not applicable", str(exc)
     if isinstance(exc, (NotImplementedError, ImportError)):  # a missing piece, not a failure
@@ -59,7 +63,7 @@ def clustering_grid(data, rows, cfg, progress=True):
         t0 = time.time()
         for f, s in enumerate(seeds):
             try:
-                labels = cluster_labels(key, mode, data, k, s, cfg.forest_params)
+                labels = cluster_labels(key, mode, data, k, s, cfg.forest_params, cfg.method_params)
                 score[i, :, f] = clustering_scores(data.groups, labels)
             except Exception as exc:  # recorded in the table, never hidden
                 st, why = _status_of(exc)
@@ -124,7 +128,7 @@ def nmi_grid(data, variants, sparseness, cfg, progress=True):
 
 def table_variant(key, mode, cfg):
     """A clustering row of the tables as an ``nmi_grid`` variant."""
-    return lambda d, k, s: cluster_labels(key, mode, d, k, s, cfg.forest_params)
+    return lambda d, k, s: cluster_labels(key, mode, d, k, s, cfg.forest_params, cfg.method_params)
 
 
 def hmlrf_variant(cfg, **variant):
