@@ -170,3 +170,37 @@ def setup(name, profile="quick", seed=0, results_dir="results", figures_dir="fig
                        min_samples_leaf=min_samples_leaf, n_jobs=n_jobs, datasets=datasets,
                        methods=methods, method_params=s["method_params"], extra=extra)
 
+
+
+@dataclass
+class SeedConfig:
+    """The validated parameters of a seed-paper study (``studies/seed_*.ipynb``): the
+    run's name, profile, seed and folders, and the study's own settings in ``params``
+    (``cfg["n_samples"]``). :func:`hmlkit.studies.save` writes its results like a paper
+    study's."""
+
+    name: str
+    profile: str
+    seed: int
+    results_dir: str
+    figures_dir: str
+    params: dict = field(default_factory=dict)
+    started: float = field(default_factory=time.time)
+
+    def __getitem__(self, key):
+        return self.params[key]
+
+    def as_attrs(self):
+        d = {"name": self.name, "profile": self.profile, "seed": self.seed, "results_dir": self.results_dir,
+             "figures_dir": self.figures_dir, **self.params}
+        return {"parameters": json.dumps(d, default=jsonable, sort_keys=True)}
+
+
+def seed_setup(name, profiles, profile, seed, results_dir, figures_dir, **params):
+    """A :class:`SeedConfig` after the checks every seed study shares: ``profile`` one of
+    ``profiles``, ``seed`` an integer >= 0. ``params`` are the study's own (checked by it)."""
+    if profile not in profiles:
+        raise ValueError(f"profile must be one of {sorted(profiles)}, got {profile!r}")
+    seed = _check_int("seed", seed, low=0)
+    return SeedConfig(name=name, profile=profile, seed=seed, results_dir=str(results_dir),
+                      figures_dir=str(figures_dir), params=params)
