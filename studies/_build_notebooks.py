@@ -88,8 +88,7 @@ NB = {
         title="Table 5: tag abstractness: 1-layer most-specific tags vs 2-layer hierarchy",
         params='datasets = ["trecvid", "nuswide"]\n',
         setup='datasets=datasets',
-        body=['data = {study.dataset_name(d): study.with_layers(study.load_data(d, cfg, random_state=seed, groups=True), 2, random_state=seed)\n'
-              '        for d in cfg.datasets}\ndata',
+        body=['data = study.load_datasets(cfg.datasets, cfg, random_state=seed, groups=True, n_layers=2)\ndata',
               'ds = study.abstractness_study(data, cfg)',
               'study.side_by_side(ds, index=("dataset", "structure"))',
               'fig = study.plot_abstractness(ds)'],
@@ -105,8 +104,7 @@ NB = {
         body=['from hmlkit.studies import real\n'
               'data = study.load_data(dataset, cfg, n_samples=cfg["n_samples"], random_state=seed, groups=True)\ndata',
               'ds = real.clustering_study(data, cfg)\nreal.table(ds)',
-              'comp = {study.dataset_name(d): study.load_data(d, cfg, random_state=seed) '
-              'for d in cfg["completion_datasets"]}\n'
+              'comp = study.load_datasets(cfg["completion_datasets"], cfg, random_state=seed)\n'
               'ds = ds.merge(real.completion_study(comp, cfg))\nreal.completion_table(ds)',
               'fig = real.plot(ds)'],
     ),
@@ -120,10 +118,9 @@ NB = {
         setup='datasets=[dataset] if dataset is not None else datasets, methods=methods, hidden_fraction=hidden_fraction, '
               'gc_clusters=gc_clusters, '
               'allowed_methods=study.COMPLETION_KEYS',
-        body=['data = {study.dataset_name(d): study.with_layers(study.load_data(d, cfg, random_state=seed), 2, random_state=seed)\n'
-              '        for d in cfg.datasets}\ndata',
-              'rows = [r for r in pv.COMPLETION_ROWS if cfg.methods is None or r[0] in cfg.methods]\n'
-              'ds = study.completion_grid(data, rows, cfg, hidden_fraction=cfg["hidden_fraction"])',
+        body=['data = study.load_datasets(cfg.datasets, cfg, random_state=seed, n_layers=2)\ndata',
+              'ds = study.completion_grid(data, study.completion_rows(cfg.methods), cfg, '
+              'hidden_fraction=cfg["hidden_fraction"])',
               'study.side_by_side(ds.sel(N=[1, 3, 5]), index=("dataset", "row"))',
               'fig = study.plot_completion(ds)'],
     ),
@@ -200,15 +197,13 @@ def build_bench():
             "machine. Writes `results/bench_speed.nc` and `figures/bench_speed.png`."),
         p,
         nbf.v4.new_code_cell(
-            "from pathlib import Path\n\nfrom hmlkit import bench\n"
-            "from hmlkit.studies.saving import save_figure_atomic, write_dataset_atomic\n\n"
+            "from hmlkit import bench\nfrom hmlkit.studies import save_result\n\n"
             'results = bench.run(parts.split(","), trees=trees, sklearn_trees=sklearn_trees, '
             "nuswide_samples=nuswide_samples)"),
         nbf.v4.new_code_cell('ds = bench.to_dataset(results)\n'
                              'ds[["part", "value", "at_tau1000", "op", "target", "verdict"]].to_dataframe()'),
         nbf.v4.new_code_cell("fig = bench.plot(ds)"),
-        nbf.v4.new_code_cell('write_dataset_atomic(ds, Path(results_dir) / "bench_speed.nc")\n'
-                             'save_figure_atomic(fig, Path(figures_dir) / "bench_speed.png")'),
+        nbf.v4.new_code_cell('save_result(ds, fig, "bench_speed", results_dir, figures_dir)'),
     ]
     return nb
 

@@ -26,19 +26,19 @@ from .profiles import PROFILES, STUDIES, settings
 
 # notebook-facing name -> the module of this package that defines it
 _API = {
-    "config": ("StudyConfig", "setup", "check_sparseness", "check_dataset", "dataset_name",
+    "config": ("StudyConfig", "SeedConfig", "seed_setup", "setup", "check_sparseness", "check_dataset", "dataset_name",
                "METRICS", "SCORE_METRICS", "HUB_RATIO", "SYNTHETIC", "NAMED"),
-    "data": ("load_data", "reduce_tags", "with_layers", "specific_only", "sparsify"),
+    "data": ("load_data", "load_datasets", "reduce_tags", "with_layers", "specific_only", "sparsify"),
     "methods": ("resolve", "hmlrf_labels", "cluster_labels", "completion_scores_for", "NotApplicable",
                 "FOREST_METHODS"),
-    "grids": ("clustering_scores", "clustering_grid", "filter_rows", "nmi_grid", "table_variant",
+    "grids": ("clustering_scores", "clustering_grid", "filter_rows", "completion_rows", "nmi_grid", "table_variant",
               "hmlrf_variant", "relative_drop", "tau_phi_grid", "completion_grid", "MEASURES", "NS",
               "TABLE1_KEYS", "TABLE2_KEYS", "TABLE3_KEYS", "COMPLETION_KEYS", "VARIANTS",
               "sparseness_study", "components_study", "depth_study", "abstractness_study"),
     "examples": ("cluster_examples", "completion_examples", "examples_study"),
     "plots": ("side_by_side", "plot_clustering_table", "plot_sweep", "plot_sparseness", "plot_components",
               "plot_parameters", "plot_metric_table", "plot_abstractness", "plot_completion", "plot_examples"),
-    "saving": ("save", "show_claims", "git_commit", "atomic_path", "write_dataset_atomic",
+    "saving": ("save", "save_result", "show_claims", "git_commit", "atomic_path", "write_dataset_atomic",
                "save_figure_atomic", "write_text_atomic"),
 }
 _WHERE = {name: module for module, names in _API.items() for name in names}

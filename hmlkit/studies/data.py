@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..data import TaggedData, load_dataset, remove_tags, require
-from .config import SYNTHETIC, check_dataset
+from .config import SYNTHETIC, check_dataset, dataset_name
 from .profiles import data_size
 
 
@@ -59,6 +59,16 @@ def load_data(dataset, cfg=None, n_samples=None, n_tags=None, random_state=0, gr
                        meta={**data.meta, "feature_subset": int(n_features)})
     study = study or (cfg.name if cfg is not None else "this study")
     return require(data, groups=groups, study=study)
+
+
+def load_datasets(datasets, cfg, random_state=0, groups=False, n_layers=None):
+    """{short name: data} of several data sets (:func:`load_data` each, with an estimated
+    ``n_layers`` hierarchy when given)."""
+    out = {}
+    for d in datasets:
+        data = load_data(d, cfg, random_state=random_state, groups=groups)
+        out[dataset_name(d)] = with_layers(data, n_layers, random_state=random_state)
+    return out
 
 
 def with_layers(data, n_layers, random_state=0):

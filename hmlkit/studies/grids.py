@@ -87,6 +87,11 @@ def clustering_grid(data, rows, cfg, progress=True):
     return ds
 
 
+def completion_rows(methods):
+    """The rows of Tables 6-8 (all, or those of the keys in ``methods``)."""
+    return [r for r in pv.COMPLETION_ROWS if methods is None or r[0] in methods]
+
+
 def filter_rows(rows, methods):
     if methods is None:
         return list(rows)

@@ -170,6 +170,17 @@ def save(ds, fig, cfg, data=None):
     return nc_path, fig_path
 
 
+def save_result(ds, fig, name, results_dir="results", figures_dir="figures"):
+    """Write ``<results_dir>/<name>.nc`` and ``<figures_dir>/<name>.png`` atomically, as
+    :func:`save` does, with ``ds``'s own attrs (for results that are not studies: the
+    speed benchmark)."""
+    nc_path = Path(results_dir) / f"{name}.nc"
+    with atomic_path(nc_path) as tmp:  # renamed only after the figure is saved
+        ds.to_netcdf(tmp)
+        fig_path = save_figure_atomic(fig, Path(figures_dir) / f"{name}.png")
+    return nc_path, fig_path
+
+
 def show_claims(ds, name=None):
     """Evaluate the paper's claims for this study on ``ds``; returns a DataFrame."""
     import pandas as pd
