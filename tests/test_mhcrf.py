@@ -6,7 +6,8 @@ import pytest
 import scipy.sparse as sp
 
 from hmlkit.baselines import mhcrf as M
-from hmlkit.baselines.mhcrf import MHCRF, MHCRFTagCompleter, mhcrf_tag_scores
+from hmlkit.baselines.mhcrf import MHCRF
+from hmlkit.baselines.mhcrf_tags import MHCRFTagCompleter, mhcrf_tag_scores
 from hmlkit.baselines.mhcrf_baselines import CCASVM, SVMBaseline
 from hmlkit.studies.seed_mhcrf import concept_split, f1_binary, run_concept
 

@@ -33,8 +33,8 @@ def _cooccur(**params):
 def _mhcrf_detector(**params):
     """M-HCRF (seed 003) as a per-tag detector: cross-validated P(tag | visual,
     other tags); its scores are also DetScore-style features
-    (``hmlkit.baselines.mhcrf.mhcrf_tag_scores``)."""
-    from .mhcrf import MHCRFTagCompleter
+    (``hmlkit.baselines.mhcrf_tags.mhcrf_tag_scores``)."""
+    from .mhcrf_tags import MHCRFTagCompleter
 
     return MHCRFTagCompleter(**params)
 
