@@ -126,21 +126,18 @@ def knn_affinity(A, n_neighbors=20):
     A.setdiag(0)
     A = A.tocsr()
     A.eliminate_zeros()
-    rows, cols, vals = [], [], []
-    for i in range(n):
-        s, e = A.indptr[i], A.indptr[i + 1]
-        if e == s:
-            continue
-        d, c = A.data[s:e], A.indices[s:e]
-        if e - s > k:
-            order = np.lexsort((c, -d))[:k]
-            d, c = d[order], c[order]
-        rows.append(np.full(len(c), i))
-        cols.append(c)
-        vals.append(d)
-    if not rows:
-        return sp.csr_matrix((n, n))
-    W = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n))
+    # each row's k largest, ties to the lower column (as the kernels' knn_rows)
+    rows = np.repeat(np.arange(n), np.diff(A.indptr))
+    order = np.lexsort((A.indices, -A.data, rows))
+    rank = np.arange(order.size) - np.repeat(A.indptr[:-1], np.diff(A.indptr))
+    keep = order[rank < k]
+    return symmetric_graph(rows[keep], A.indices[keep], A.data[keep], n)
+
+
+def symmetric_graph(rows, cols, weights, n):
+    """The one kNN-graph builder of the kit: directed kNN edges ``rows -> cols`` with
+    ``weights`` made a symmetric ("or", max-weight) sparse (n, n) graph."""
+    W = sp.csr_matrix((np.asarray(weights, dtype=np.float64), (rows, cols)), shape=(n, n))
     return W.maximum(W.T).tocsr()
 
 
@@ -150,8 +147,7 @@ def knn_graph_from_neighbors(idx, w, n):
     w = np.asarray(w, dtype=np.float64)
     mask = idx >= 0
     rows = np.repeat(np.arange(idx.shape[0]), idx.shape[1])[mask.ravel()]
-    W = sp.csr_matrix((w[mask], (rows, idx[mask])), shape=(n, n))
-    return W.maximum(W.T).tocsr()
+    return symmetric_graph(rows, idx[mask], w[mask], n)
 
 
 def cosine_knn_graph(Z, n_neighbors=20):
@@ -175,8 +171,7 @@ def cosine_knn_graph(Z, n_neighbors=20):
     src = np.repeat(rows, kk + 1)
     dst = rows[idx.ravel()]
     keep = (src != dst) & (sim.ravel() > 1e-12)
-    W = sp.csr_matrix((sim.ravel()[keep], (src[keep], dst[keep])), shape=(n, n))
-    return W.maximum(W.T).tocsr()
+    return symmetric_graph(src[keep], dst[keep], sim.ravel()[keep], n)
 
 
 def normalized_graph(W):

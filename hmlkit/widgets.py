@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from . import study
+from . import studies as study
 from .studies.profiles import PROFILES
 
 

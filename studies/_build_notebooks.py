@@ -3,8 +3,8 @@
     python studies/_build_notebooks.py
 
 Each notebook: a markdown header, a ``parameters`` cell (papermill), a validation cell
-(``hmlkit.study.setup``: fails at once on a bad parameter), then short cells calling
-``hmlkit.study``. Edit here, not in the .ipynb files, to keep the set uniform.
+(``hmlkit.studies.setup``: fails at once on a bad parameter), then short cells calling
+``hmlkit.studies``. Edit here, not in the .ipynb files, to keep the set uniform.
 """
 from pathlib import Path
 
@@ -88,8 +88,7 @@ NB = {
         title="Table 5: tag abstractness: 1-layer most-specific tags vs 2-layer hierarchy",
         params='datasets = ["trecvid", "nuswide"]\n',
         setup='datasets=datasets',
-        body=['data = {study.dataset_name(d): study.with_layers(study.load_data(d, cfg, random_state=seed, groups=True), 2, random_state=seed)\n'
-              '        for d in cfg.datasets}\ndata',
+        body=['data = study.load_datasets(cfg.datasets, cfg, random_state=seed, groups=True, n_layers=2)\ndata',
               'ds = study.abstractness_study(data, cfg)',
               'study.side_by_side(ds, index=("dataset", "structure"))',
               'fig = study.plot_abstractness(ds)'],
@@ -105,8 +104,7 @@ NB = {
         body=['from hmlkit.studies import real\n'
               'data = study.load_data(dataset, cfg, n_samples=cfg["n_samples"], random_state=seed, groups=True)\ndata',
               'ds = real.clustering_study(data, cfg)\nreal.table(ds)',
-              'comp = {study.dataset_name(d): study.load_data(d, cfg, random_state=seed) '
-              'for d in cfg["completion_datasets"]}\n'
+              'comp = study.load_datasets(cfg["completion_datasets"], cfg, random_state=seed)\n'
               'ds = ds.merge(real.completion_study(comp, cfg))\nreal.completion_table(ds)',
               'fig = real.plot(ds)'],
     ),
@@ -120,10 +118,9 @@ NB = {
         setup='datasets=[dataset] if dataset is not None else datasets, methods=methods, hidden_fraction=hidden_fraction, '
               'gc_clusters=gc_clusters, '
               'allowed_methods=study.COMPLETION_KEYS',
-        body=['data = {study.dataset_name(d): study.with_layers(study.load_data(d, cfg, random_state=seed), 2, random_state=seed)\n'
-              '        for d in cfg.datasets}\ndata',
-              'rows = [r for r in pv.COMPLETION_ROWS if cfg.methods is None or r[0] in cfg.methods]\n'
-              'ds = study.completion_grid(data, rows, cfg, hidden_fraction=cfg["hidden_fraction"])',
+        body=['data = study.load_datasets(cfg.datasets, cfg, random_state=seed, n_layers=2)\ndata',
+              'ds = study.completion_grid(data, study.completion_rows(cfg.methods), cfg, '
+              'hidden_fraction=cfg["hidden_fraction"])',
               'study.side_by_side(ds.sel(N=[1, 3, 5]), index=("dataset", "row"))',
               'fig = study.plot_completion(ds)'],
     ),
@@ -150,7 +147,7 @@ def build(name, spec):
     p.metadata["tags"] = ["parameters"]
     cells.append(p)
     cells.append(nbf.v4.new_code_cell(
-        "from hmlkit import study\nfrom hmlkit.studies import paper_values as pv\n\n"
+        "from hmlkit import studies as study\nfrom hmlkit.studies import paper_values as pv\n\n"
         f'cfg = study.setup("{name}", {SETUP_ARGS},\n                  {spec["setup"]})\ncfg'))
     cells += [nbf.v4.new_code_cell(c) for c in spec["body"]]
     cells.append(nbf.v4.new_code_cell("study.save(ds, fig, cfg)"))
@@ -160,14 +157,24 @@ def build(name, spec):
     return nb
 
 
+def write(nb, path):
+    """Write ``nb``, keeping the cell ids of the notebook already at ``path`` (same cell
+    count), so that regenerating changes only what changed."""
+    if path.exists():
+        old = nbf.read(path, as_version=4)
+        if len(old.cells) == len(nb.cells):
+            for new, prev in zip(nb.cells, old.cells):
+                if "id" in prev:
+                    new["id"] = prev["id"]
+    nbf.write(nb, path)
+    print("wrote", path.stem)
+
+
 def main():
     for name, spec in NB.items():
-        nbf.write(build(name, spec), HERE / f"{name}.ipynb")
-        print("wrote", name)
-    nbf.write(build_explore(), HERE / "explore.ipynb")
-    print("wrote explore")
-    nbf.write(build_bench(), HERE / "bench_speed.ipynb")
-    print("wrote bench_speed")
+        write(build(name, spec), HERE / f"{name}.ipynb")
+    write(build_explore(), HERE / "explore.ipynb")
+    write(build_bench(), HERE / "bench_speed.ipynb")
 
 
 def build_bench():
@@ -190,15 +197,13 @@ def build_bench():
             "machine. Writes `results/bench_speed.nc` and `figures/bench_speed.png`."),
         p,
         nbf.v4.new_code_cell(
-            "from pathlib import Path\n\nfrom hmlkit import bench\n"
-            "from hmlkit.study_io import save_figure_atomic, write_dataset_atomic\n\n"
+            "from hmlkit import bench\nfrom hmlkit.studies import save_result\n\n"
             'results = bench.run(parts.split(","), trees=trees, sklearn_trees=sklearn_trees, '
             "nuswide_samples=nuswide_samples)"),
         nbf.v4.new_code_cell('ds = bench.to_dataset(results)\n'
                              'ds[["part", "value", "at_tau1000", "op", "target", "verdict"]].to_dataframe()'),
         nbf.v4.new_code_cell("fig = bench.plot(ds)"),
-        nbf.v4.new_code_cell('write_dataset_atomic(ds, Path(results_dir) / "bench_speed.nc")\n'
-                             'save_figure_atomic(fig, Path(figures_dir) / "bench_speed.png")'),
+        nbf.v4.new_code_cell('save_result(ds, fig, "bench_speed", results_dir, figures_dir)'),
     ]
     return nb
 

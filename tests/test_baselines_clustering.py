@@ -93,7 +93,8 @@ def test_affprop_hits_requested_cluster_count(blobs):
 
 
 def test_spclust_blm_is_mean_of_normalised_affinities(blobs):
-    from hmlkit.baselines.classic import balanced_affinity, knn_gaussian_affinity, normalize_affinity
+    from hmlkit.affinity import normalized_graph as normalize_affinity
+    from hmlkit.baselines.classic import balanced_affinity, knn_gaussian_affinity
 
     X, Y = make_input("blm", blobs)
     A = balanced_affinity([X, Y], n_neighbors=10).toarray()

@@ -131,6 +131,6 @@ def test_load_arff_is_called_with_499_features(tmp_path, monkeypatch):
 
 
 def test_studies_accept_the_name():
-    from hmlkit.study import check_dataset, dataset_name
+    from hmlkit.studies import check_dataset, dataset_name
 
     assert check_dataset("corel5k") == "corel5k" and dataset_name("corel5k") == "corel5k"

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import hmlkit.data as hd
+from hmlkit.data import datasets
 from hmlkit._paths import corel16k_path
 from hmlkit.data import TaggedData, load_dataset, require, save_npz
 
@@ -24,7 +25,7 @@ def fake_arff(monkeypatch):
                           label_location=label_location, name=name))
         return _toy(groups=False, name=name or "arff")
 
-    monkeypatch.setattr(hd, "load_arff", load_arff, raising=False)
+    monkeypatch.setattr(datasets, "load_arff", load_arff)
     return calls
 
 
@@ -35,7 +36,7 @@ def test_profile_goes_to_make_synthetic(monkeypatch):
         calls.append((profile, n_samples, random_state))
         return _toy(name=profile)
 
-    monkeypatch.setattr(hd, "make_synthetic", make_synthetic, raising=False)
+    monkeypatch.setattr(datasets, "make_synthetic", make_synthetic)
     assert load_dataset("nuswide", n_samples=300, random_state=7).name == "nuswide"
     assert calls == [("nuswide", 300, 7)]
     with pytest.raises(ValueError, match="unexpected options"):

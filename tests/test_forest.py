@@ -212,3 +212,16 @@ def test_same_seed_same_forest_compiled_or_loaded_from_numba_cache(tmp_path):
     assert any((tmp_path / "numba_cache").rglob("*.nbc"))
     for key in ("leaves", "feature", "threshold"):
         np.testing.assert_array_equal(runs[0][key], runs[1][key])
+
+
+def test_knn_affinity_of_leaf_affinity_is_the_kernels_knn_graph():
+    """One kNN graph: the general builder on Eq. 10's affinity gives the graph the
+    kernels build from the leaves directly (same top-k, same ties, same weights)."""
+    from hmlkit.affinity import knn_graph_from_neighbors
+
+    rng = np.random.default_rng(3)
+    leaves = rng.integers(0, 6, size=(150, 10))
+    for k in (1, 5, 20):
+        a = knn_affinity(leaf_affinity(leaves), k)
+        b = knn_graph_from_neighbors(*leaf_knn(leaves, k), 150)
+        assert (a != b).nnz == 0 and a.nnz == b.nnz

@@ -127,3 +127,13 @@ def test_seed_notebook_runs_quick(tmp_path):
     ds = xr.open_dataset(tmp_path / "r/seed_ghfart.nc")
     assert ds.score.sizes["variant"] == 4 and float(ds.timing_s) > 0
     assert (tmp_path / "f/seed_ghfart.png").exists()
+
+
+def test_registry_runs_ghfart_in_its_blm_mode():
+    """run_clustering fits every blm method as fit(X, Y, layers=...): GHF-ART too."""
+    from hmlkit.baselines import run_clustering
+    from hmlkit.data import make_synthetic
+
+    d = make_synthetic("trecvid", n_samples=200, random_state=0)
+    res = run_clustering("ghfart", "blm", d, random_state=0)
+    assert res.labels.shape == (200,) and 2 <= len(np.unique(res.labels)) <= d.n_groups

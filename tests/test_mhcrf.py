@@ -6,8 +6,10 @@ import pytest
 import scipy.sparse as sp
 
 from hmlkit.baselines import mhcrf as M
-from hmlkit.baselines.mhcrf import MHCRF, MHCRFTagCompleter, mhcrf_tag_scores
-from hmlkit.baselines.mhcrf_baselines import CCASVM, SVMBaseline, concept_split, f1_binary, run_concept
+from hmlkit.baselines.mhcrf import MHCRF
+from hmlkit.baselines.mhcrf_tags import MHCRFTagCompleter, mhcrf_tag_scores
+from hmlkit.baselines.mhcrf_baselines import CCASVM, SVMBaseline
+from hmlkit.studies.seed_mhcrf import concept_split, f1_binary, run_concept
 
 
 def _tiny(n=25, dv=3, dt=4, K=3, seed=0):
@@ -252,7 +254,7 @@ def test_registry_entry():
 def test_study_protocol_on_hand_made_data():
     from sklearn.base import clone
 
-    from hmlkit.baselines.mhcrf_baselines import mhcrf_study_summary, run_mhcrf_study
+    from hmlkit.studies.seed_mhcrf import mhcrf_study_summary, run_mhcrf_study
     from hmlkit.data import TaggedData
 
     rng = np.random.default_rng(0)
@@ -344,7 +346,7 @@ def test_balanced_class_weight_equals_duplicating_the_minority_class():
 
 
 def test_study_config_validates():
-    from hmlkit.baselines.mhcrf_baselines import mhcrf_study_config
+    from hmlkit.studies.seed_mhcrf import mhcrf_study_config
 
     cfg = mhcrf_study_config("quick", 0, n_rounds=2)
     assert cfg["n_rounds"] == 2 and cfg["profile"] == "quick"

@@ -135,7 +135,7 @@ def test_every_clustering_result_stores_and_flags_catch_all_clusters():
     over 3x."""
     import xarray as xr
 
-    from hmlkit import study
+    from hmlkit import studies as study
     from hmlkit.studies.report import hub_flags
 
     truth = np.repeat(np.arange(4), 10)

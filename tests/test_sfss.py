@@ -11,10 +11,10 @@ from hmlkit.baselines.sfss import (
     fisher_scores,
     fsnm_weights,
     knn_laplacian,
-    label_share_study,
-    mean_average_precision,
     sfss_system,
 )
+from hmlkit.metrics import mean_average_precision
+from hmlkit.studies.seed_sfss import label_share_study
 
 
 def labelled_data(n=300, d=20, c=5, seed=0):

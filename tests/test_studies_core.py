@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 import xarray as xr
 
-from hmlkit import study
+from hmlkit import studies as study
 from hmlkit.data import TaggedData
 from hmlkit.studies import claims, paper_values as pv, report
 from hmlkit.studies.__main__ import main as cli
@@ -127,6 +127,34 @@ def test_runner_restarts_a_notebook_whose_cell_times_out(tmp_path, monkeypatch):
 
 
 # ------------------------------------------------------------------ grids
+def test_forest_settings_and_method_settings_are_separate_fields():
+    cfg = study.setup("table1_trecvid_clustering", "quick")
+    assert cfg.forest_params == {"n_estimators": 16, "min_samples_leaf": 3, "n_jobs": 1}
+    assert cfg.method_params == settings("table1_trecvid_clustering", "quick")["method_params"]
+    assert cfg.method_params["dcca"] == {"epochs": 5}
+
+
+@pytest.mark.parametrize("study_name, key, params, match", [
+    ("table1_trecvid_clustering", "kmeans", {"kmeans": {"epochs": 5}}, "method 'kmeans' does not take parameter 'epochs'"),
+    ("table6_8_completion", "lsr", {"lsr": {"epochs": 5}}, "method 'lsr' does not take parameter 'epochs'"),
+    ("table6_8_completion", "mmc_gc", {"mmc": {"n_trees": 5}}, "method 'mmc' does not take parameter 'n_trees'"),
+])
+def test_a_method_given_a_parameter_it_does_not_take_stops_the_study(study_name, key, params, match):
+    """Never re-run without the study's parameters, never a quiet 'error' row."""
+    from hmlkit.baselines import MethodParameterError
+
+    data = toy()
+    cfg = study.setup(study_name, "quick", n_estimators=4)
+    cfg.method_params = params
+    with pytest.raises(MethodParameterError, match=match):
+        if study_name == "table6_8_completion":
+            rows = [r for r in pv.COMPLETION_ROWS if r[0] == key]
+            study.completion_grid({"toy": data}, rows, cfg, progress=False)
+        else:
+            rows = [r for r in pv.TABLE1 if r[1] == key and r[0] == "vifeat"]
+            study.clustering_grid(data, rows, cfg, progress=False)
+
+
 def test_clustering_grid_marks_missing_methods_and_is_deterministic():
     data = toy()
     cfg = study.setup("table1_trecvid_clustering", "quick", folds=2, n_estimators=10)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hmlkit import study_io
+from hmlkit.studies import saving
 from hmlkit.studies import runner
 from hmlkit.studies.__main__ import main as cli
 
@@ -46,7 +46,7 @@ def tiny(tmp_path, monkeypatch):
     nbdir = tmp_path / "notebooks"
     nbdir.mkdir()
     _tiny_notebook(nbdir / "tiny.ipynb", [
-        "from hmlkit.study_io import write_text_atomic\n"
+        "from hmlkit.studies.saving import write_text_atomic\n"
         "assert not fail, 'asked to fail'\n"
         "write_text_atomic('result', f'{results_dir}/tiny.txt')\n"
         "write_text_atomic('figure', f'{figures_dir}/tiny.png')"])
@@ -90,17 +90,17 @@ def test_results_figures_and_report_are_world_readable(tmp_path, umask022):
 
     from hmlkit.studies.report import write_report
 
-    nc = study_io.write_dataset_atomic(xr.Dataset({"a": ("x", [1.0, 2.0])}), tmp_path / "r" / "a.nc")
+    nc = saving.write_dataset_atomic(xr.Dataset({"a": ("x", [1.0, 2.0])}), tmp_path / "r" / "a.nc")
     fig = plt.figure()
-    png = study_io.save_figure_atomic(fig, tmp_path / "f" / "a.png")
+    png = saving.save_figure_atomic(fig, tmp_path / "f" / "a.png")
     plt.close(fig)
-    txt = study_io.write_text_atomic("hello", tmp_path / "r" / "a.txt")
+    txt = saving.write_text_atomic("hello", tmp_path / "r" / "a.txt")
     rep, _ = write_report(tmp_path / "r", tmp_path / "f", names=["table5_abstractness"])
     for p in (nc, png, txt, rep):
         assert stat.S_IMODE(p.stat().st_mode) == 0o644, p
     old = os.umask(0o077)  # the umask is respected, as by open()
     try:
-        assert stat.S_IMODE(study_io.write_text_atomic("x", tmp_path / "private.txt").stat().st_mode) == 0o600
+        assert stat.S_IMODE(saving.write_text_atomic("x", tmp_path / "private.txt").stat().st_mode) == 0o600
     finally:
         os.umask(old)
 
@@ -121,13 +121,13 @@ def test_stale_temporary_files_are_removed_by_the_next_save(tmp_path):
         other = r / f".table5.nc.{dead.pid}-abcd1234.tmp"
         for p in (old_style, killed, writing, other):
             p.write_bytes(b"")
-        study_io.write_text_atomic("new", r / "table1.nc")
+        saving.write_text_atomic("new", r / "table1.nc")
         assert (r / "table1.nc").read_text() == "new"
         assert sorted(p.name for p in _temps(r)) == sorted([writing.name, other.name])
         # the runner's sweep at the end of a run: every dead writer's file, any target
-        removed = study_io.remove_stale_temps(r)
+        removed = saving.remove_stale_temps(r)
         assert [p.name for p in removed] == [other.name] and writing.exists()
-        assert study_io.remove_stale_temps(r, dead_pids=[live.pid]) == [writing]
+        assert saving.remove_stale_temps(r, dead_pids=[live.pid]) == [writing]
     finally:
         live.kill()
         live.wait()

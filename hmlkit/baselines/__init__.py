@@ -30,14 +30,16 @@ def get_method(name: str) -> MethodSpec:
     return reg[name]
 
 
-__all__ = ["MethodSpec", "registry", "get_method", "run_clustering", "ClusteringResult"]
+__all__ = ["MethodSpec", "registry", "get_method", "make_estimator", "fit_in_mode", "run_clustering",
+           "ClusteringResult", "MethodParameterError"]
+_FROM_RUN = ("run_clustering", "ClusteringResult", "MethodParameterError", "fit_in_mode", "make_estimator")
 
 
 def __getattr__(name):
-    # run_clustering / ClusteringResult load on first use, so that
-    # ``python -m hmlkit.baselines.run`` does not find its module imported
-    # already by the package (runpy's RuntimeWarning)
-    if name in ("run_clustering", "ClusteringResult"):
+    # the names of .run load on first use, so that ``python -m
+    # hmlkit.baselines.run`` does not find its module imported already by the
+    # package (runpy's RuntimeWarning)
+    if name in _FROM_RUN:
         from . import run
 
         return getattr(run, name)

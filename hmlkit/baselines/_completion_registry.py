@@ -33,8 +33,8 @@ def _cooccur(**params):
 def _mhcrf_detector(**params):
     """M-HCRF (seed 003) as a per-tag detector: cross-validated P(tag | visual,
     other tags); its scores are also DetScore-style features
-    (``hmlkit.baselines.mhcrf.mhcrf_tag_scores``)."""
-    from .mhcrf import MHCRFTagCompleter
+    (``hmlkit.baselines.mhcrf_tags.mhcrf_tag_scores``)."""
+    from .mhcrf_tags import MHCRFTagCompleter
 
     return MHCRFTagCompleter(**params)
 
@@ -47,12 +47,13 @@ def _gc_factory(spec):
 
     def factory(input_mode=None, **params):
         from .gc import GCCompleter
+        from .run import make_estimator
 
         modes = tuple(spec.input_modes) or ("vifeat",)
         mode = input_mode or next((m for m in ("hml", "cmb") if m in modes), modes[0])
         if mode not in modes:
             raise ValueError(f"{spec.name} does not take input mode {mode!r}; it takes {modes}")
-        return GCCompleter(clusterer=spec.factory(**params), input_mode=mode)
+        return GCCompleter(clusterer=make_estimator(spec, **params), input_mode=mode)
 
     return factory
 

@@ -27,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 
+from ..affinity import normalized_graph, symmetric_graph
 from .._validation import check_n_clusters, check_random_state_seed, check_X
 
 
@@ -53,26 +54,15 @@ def knn_gaussian_affinity(Z, n_neighbors=20, metric="euclidean"):
     nz = d[d > 0]
     sigma = float(np.median(nz)) if nz.size else 1.0
     w = np.exp(-(d.astype(np.float64) ** 2) / (2.0 * sigma**2))
-    A = sp.csr_matrix((w, (rows, cols)), shape=(n, n))
-    A = A.maximum(A.T).tocsr()
+    A = symmetric_graph(rows, cols, w, n)
     A.setdiag(0)
     A.eliminate_zeros()
     return A
 
 
-def normalize_affinity(A):
-    """``D^-1/2 A D^-1/2`` (isolated nodes keep zero rows)."""
-    A = sp.csr_matrix(A, dtype=np.float64)
-    deg = np.asarray(A.sum(axis=1)).ravel()
-    inv = np.zeros_like(deg)
-    inv[deg > 0] = 1.0 / np.sqrt(deg[deg > 0])
-    D = sp.diags(inv)
-    return (D @ A @ D).tocsr()
-
-
 def balanced_affinity(views, n_neighbors=20):
     """SpClust-blm affinity: mean of the per-view normalised κ-NN affinities."""
-    mats = [normalize_affinity(knn_gaussian_affinity(V, n_neighbors)) for V in views]
+    mats = [normalized_graph(knn_gaussian_affinity(V, n_neighbors)) for V in views]
     return (sum(mats[1:], mats[0]) / len(mats)).tocsr()
 
 

@@ -16,32 +16,20 @@ from .._validation import check_X, check_Y
 from ..complete import TransductiveScoresMixin, cluster_tag_scores, rank_observed_last  # noqa: F401  (core rules, re-exported)
 
 
-def _cluster_input(X, Y, input_mode):
-    """What a clusterer's ``fit_predict`` is given, per input mode."""
-    if input_mode == "vifeat":
-        return (X,)
-    if input_mode == "bitag":
-        return (Y.toarray().astype(np.float32),)
-    if input_mode == "cmb":
-        return (np.hstack([X, Y.toarray().astype(np.float32)]),)
-    if input_mode == "hml":
-        return (X, Y)
-    raise ValueError(f"input_mode must be one of 'vifeat', 'bitag', 'cmb', 'hml', got {input_mode!r}")
-
-
 class GCCompleter(TransductiveScoresMixin, BaseEstimator):
     """Tag completion by global clusters ("ClusteringMethodName(GC)").
 
     Parameters
     ----------
-    clusterer : object with ``fit_predict``, or None
-        Clustering estimator. It is called as ``fit_predict(X)`` on the input
-        chosen by ``input_mode`` (``fit_predict(X, Y)`` for ``"hml"``).
+    clusterer : clustering estimator (``fit`` and ``labels_``), or None
+        Fitted on the input chosen by ``input_mode``, exactly as
+        :func:`hmlkit.baselines.run.run_clustering` fits it.
     labels : array-like (n,), or None
         Precomputed cluster labels of the training samples (instead of a
         clusterer). Exactly one of ``clusterer`` and ``labels`` is required.
-    input_mode : {"vifeat", "bitag", "cmb", "hml"}
-        Visual features, binary tags, their concatenation, or (X, Y).
+    input_mode : {"vifeat", "bitag", "detscore", "cmb", "blm", "hml"}
+        An input mode of :mod:`hmlkit.baselines.inputs` (``cmb`` is its one
+        ``[X / s_X, Y / s_Y]``), or ``hml`` (X, Y and the layers).
 
     Attributes
     ----------
@@ -53,7 +41,11 @@ class GCCompleter(TransductiveScoresMixin, BaseEstimator):
         self.labels = labels
         self.input_mode = input_mode
 
-    def fit(self, X, Y):
+    def fit(self, X, Y, layers=None):
+        from ..data import TaggedData
+        from .inputs import INPUT_MODES
+        from .run import fit_in_mode
+
         X = check_X(X)
         Y = check_Y(Y, n_samples=X.shape[0])
         if (self.clusterer is None) == (self.labels is None):
@@ -63,9 +55,13 @@ class GCCompleter(TransductiveScoresMixin, BaseEstimator):
             if labels.shape != (X.shape[0],):
                 raise ValueError(f"labels must have shape ({X.shape[0]},), got {labels.shape}")
         else:
-            if not hasattr(self.clusterer, "fit_predict"):
-                raise ValueError(f"clusterer must have a fit_predict method, got {type(self.clusterer).__name__}")
-            labels = np.asarray(self.clusterer.fit_predict(*_cluster_input(X, Y, self.input_mode)))
+            if self.input_mode not in INPUT_MODES + ("hml",):
+                raise ValueError(f"input_mode must be one of {INPUT_MODES + ('hml',)}, got {self.input_mode!r}")
+            if not hasattr(self.clusterer, "fit"):
+                raise ValueError(f"clusterer must have a fit method, got {type(self.clusterer).__name__}")
+            seed = self.clusterer.get_params().get("random_state") if hasattr(self.clusterer, "get_params") else None
+            data = TaggedData(X=X, Y=Y, layers=layers)
+            labels = np.asarray(fit_in_mode(self.clusterer, self.input_mode, data, random_state=seed).labels_)
         self.labels_ = labels
         self.scores_ = cluster_tag_scores(labels, Y)
         self.n_samples_fit_ = X.shape[0]

@@ -368,11 +368,13 @@ class GHFART(ClusterMixin, BaseEstimator):
         return self.merge_map_[art_labels]
 
     # ----------------------------------------------------------------- API
-    def fit(self, X, Y=None, seed_groups=None):
+    def fit(self, X, Y=None, seed_groups=None, layers=None):
         """Cluster ``X`` (n, d) visual features with tags ``Y`` (n, m) in one pass.
 
         ``seed_groups`` (optional, (n,) ints, -1 = unlabelled): user-labelled
-        groups that initialise the network (GHF-ART(SS)).
+        groups that initialise the network (GHF-ART(SS)). ``layers`` is accepted
+        for the kit's two-modality calling convention (``run_clustering`` in the
+        blm mode) and unused.
         """
         self._check_params()
         for name in ("art_labels_", "gamma_trace_", "merge_map_"):

@@ -78,13 +78,8 @@ def detection_scores_input(data, random_state=None) -> np.ndarray:
 
 
 def _detection_scores_input(data, random_state=None) -> np.ndarray:
-    try:
-        from .detscore import detection_scores
-    except ImportError as exc:  # written on another branch; may not be merged yet
-        raise ImportError(
-            "input mode 'detscore' needs hmlkit.baselines.detscore.detection_scores, "
-            "which is not available in this installation"
-        ) from exc
+    from .detscore import detection_scores
+
     return np.asarray(detection_scores(data.X, data.Y, random_state=random_state), dtype=np.float32)
 
 

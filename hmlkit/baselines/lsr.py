@@ -136,7 +136,7 @@ class LSR(TransductiveScoresMixin, BaseEstimator):
         if float(self.tag_weight) < 0:
             raise ValueError(f"tag_weight must be >= 0, got {self.tag_weight!r}")
 
-    def fit(self, X, Y):
+    def fit(self, X, Y, layers=None):
         X = check_X(X, dtype=np.float64)
         Y = check_Y(Y, n_samples=X.shape[0])
         n, m = Y.shape

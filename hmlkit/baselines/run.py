@@ -13,8 +13,8 @@ How the input reaches the estimator (``hmlkit.baselines.inputs``):
   abstract tag layer ``layers[0]``);
 * ``hml`` (HML-RF): ``est.fit(data.X, data.Y, layers=data.layers)``.
 
-The estimator is built by the registry factory as
-``factory(n_clusters=..., random_state=..., **params)``.
+The estimator is the registry factory's, with ``n_clusters``, ``random_state`` and the
+extra parameters set (:func:`make_estimator`: a parameter it does not take raises).
 """
 from __future__ import annotations
 
@@ -37,11 +37,46 @@ class ClusteringResult:
     estimator: Any
 
 
+class MethodParameterError(ValueError):
+    """A method was given a parameter it does not take. A study that meets it stops (it is
+    a mistake of the study's settings, never a row's "error" status)."""
+
+
+def make_estimator(method, **params):
+    """The unfitted estimator of registered method ``method`` (a name or a
+    :class:`MethodSpec`) with ``params`` set.
+
+    Raises :class:`MethodParameterError` naming the method and the parameter when the
+    estimator does not take one of ``params`` (``est.get_params()``)."""
+    from . import get_method
+
+    spec = get_method(method) if isinstance(method, str) else method
+    name = spec.name
+    est = spec.factory()
+    unknown = sorted(set(params) - set(est.get_params(deep=False)))
+    if unknown:
+        raise MethodParameterError(
+            f"method {name!r} does not take parameter {', '.join(repr(u) for u in unknown)} "
+            f"(its parameters: {', '.join(sorted(est.get_params(deep=False)))})")
+    return est.set_params(**params)
+
+
+def fit_in_mode(est, mode, data, random_state=None):
+    """Fit clustering estimator ``est`` on ``data`` in input ``mode`` (module notes); returns ``est``."""
+    if mode == "hml":
+        return est.fit(data.X, data.Y, layers=data.layers)
+    if mode == "blm":
+        X, Y = make_input(mode, data, random_state=random_state)
+        return est.fit(X, Y, layers=data.layers)
+    return est.fit(make_input(mode, data, random_state=random_state))
+
+
 def run_clustering(name, mode, data, n_clusters=None, random_state=None, **params) -> ClusteringResult:
     """Fit registered clustering method ``name`` on ``data`` in input ``mode``.
 
     ``n_clusters`` defaults to the number of ground-truth groups of ``data``.
-    Extra ``params`` go to the method's factory (e.g. ``n_estimators``).
+    Extra ``params`` are set on the method's estimator (e.g. ``n_estimators``); one it does
+    not take raises :class:`MethodParameterError`.
     """
     from . import get_method
 
@@ -57,14 +92,8 @@ def run_clustering(name, mode, data, n_clusters=None, random_state=None, **param
         if data.n_groups is None:
             raise ValueError("n_clusters not given and data has no ground-truth groups to take it from")
         n_clusters = data.n_groups
-    est = spec.factory(n_clusters=n_clusters, random_state=random_state, **params)
-    if mode == "hml":
-        est.fit(data.X, data.Y, layers=data.layers)
-    elif mode == "blm":
-        X, Y = make_input(mode, data, random_state=random_state)
-        est.fit(X, Y, layers=data.layers)
-    else:
-        est.fit(make_input(mode, data, random_state=random_state))
+    est = make_estimator(name, n_clusters=n_clusters, random_state=random_state, **params)
+    fit_in_mode(est, mode, data, random_state=random_state)
     return ClusteringResult(name, mode, np.asarray(est.labels_), getattr(est, "affinity_", None), est)
 
 

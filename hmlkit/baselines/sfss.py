@@ -276,7 +276,7 @@ class SFSSCompleter(TransductiveScoresMixin, BaseEstimator):
         self.tol = tol
         self.random_state = random_state
 
-    def fit(self, X, Y):
+    def fit(self, X, Y, layers=None):
         X = check_X(X, dtype=np.float64)
         Y = check_Y(Y, n_samples=X.shape[0])
         self.model_ = SFSS(**self.get_params()).fit(X, Y)
@@ -416,7 +416,7 @@ class _SupervisedCompleter(TransductiveScoresMixin, BaseEstimator):
     """Tag completion wrapper for a supervised annotator: labelled = samples
     with an observed tag; scores of every sample ranked observed-last."""
 
-    def fit(self, X, Y):
+    def fit(self, X, Y, layers=None):
         X = check_X(X, dtype=np.float64)
         Y = check_Y(Y, n_samples=X.shape[0])
         self.model_ = self._model().fit(X, Y)
@@ -442,126 +442,3 @@ class FSNMCompleter(_SupervisedCompleter):
 
     def _model(self):
         return FSNM(**self.get_params())
-
-
-# ------------------------------------------------------ the paper's protocol
-
-from ..metrics import mean_average_precision  # noqa: E402  (core metric)
-
-
-def label_share_study(X_train, Y_train, X_test, Y_test, shares, methods, n_repeats=1, random_state=0):
-    """SFSS paper, Tables 2-4 / Fig 2: test MAP against the share of labelled
-    training samples.
-
-    ``methods``: name -> list of parameter-free factories (one per setting of
-    its parameter grid); as in the paper (Sec 4.3) each method is scored with
-    its best setting. Each repeat draws a new labelled subset (at least one
-    sample) of the training set; the unlabelled rest is seen by the
-    semi-supervised methods only. Returns an ``xarray.Dataset`` with
-    ``map`` (method, share, repeat) and ``best_setting`` (index in the grid).
-    """
-    import xarray as xr
-
-    X_train = check_X(X_train, dtype=np.float64)
-    Y_train = check_Y(Y_train, n_samples=X_train.shape[0])
-    X_test = check_X(X_test, dtype=np.float64)
-    Y_test = check_Y(Y_test, n_samples=X_test.shape[0])
-    shares = [float(s) for s in shares]
-    if any(not 0.0 < s <= 1.0 for s in shares):
-        raise ValueError(f"shares must lie in (0, 1], got {shares}")
-    names = list(methods)
-    n = X_train.shape[0]
-    out = np.full((len(names), len(shares), n_repeats), np.nan)
-    best = np.zeros(out.shape, dtype=np.int64)
-    rng = np.random.default_rng(check_random_state_seed(random_state))
-    for r in range(n_repeats):
-        for si, share in enumerate(shares):
-            lab = np.zeros(n, dtype=bool)
-            lab[rng.permutation(n)[:max(1, int(round(share * n)))]] = True
-            for mi, name in enumerate(names):
-                vals = [mean_average_precision(f().fit(X_train, Y_train, labelled=lab).predict_scores(X_test), Y_test)
-                        for f in methods[name]]
-                best[mi, si, r] = int(np.argmax(vals))
-                out[mi, si, r] = vals[best[mi, si, r]]
-    return xr.Dataset(
-        {"map": (("method", "share", "repeat"), out), "best_setting": (("method", "share", "repeat"), best)},
-        coords={"method": names, "share": shares, "repeat": np.arange(n_repeats)},
-        attrs={"metric": "annotation MAP on the test set", "n_train": n, "n_test": X_test.shape[0]},
-    )
-
-
-# Published MAP of the SFSS paper (Tables 2-4; share 1% for NUS-WIDE, 2% for
-# Corel-5K in the first row), shown beside the reproduced curves.
-PAPER_MAP = {
-    "Corel-5K": {"sfss": (0.090, 0.112, 0.147), "fscore_rls": (0.069, 0.083, 0.113), "fsnm": (0.078, 0.101, 0.133)},
-    "NUS-WIDE": {"sfss": (0.065, 0.087, 0.097), "fscore_rls": (0.058, 0.078, 0.086), "fsnm": (0.059, 0.082, 0.093)},
-}
-PAPER_SHARES = {"Corel-5K": (0.02, 0.05, 0.10), "NUS-WIDE": (0.01, 0.05, 0.10)}
-
-
-def annotation_split(X, Y, n_train, n_labels=None, n_components=None, random_state=0):
-    """The SFSS paper's split (Sec 4.3): a random training set of ``n_train``
-    samples, the rest for testing. ``n_labels``: keep the most frequent
-    labels only (NUS-WIDE's 81 concepts); ``n_components``: PCA of the
-    features fitted on the training set (for wide CNN-like features; the
-    paper's NUS-WIDE features are 3 descriptors of a few hundred dims).
-    Returns ``X_train, Y_train, X_test, Y_test``."""
-    from sklearn.decomposition import PCA
-
-    X = check_X(X, dtype=np.float64)
-    Y = check_Y(Y, n_samples=X.shape[0])
-    n = X.shape[0]
-    if not 1 <= int(n_train) < n:
-        raise ValueError(f"n_train must lie in [1, {n}), got {n_train!r}")
-    if n_labels is not None:
-        if not 1 <= int(n_labels) <= Y.shape[1]:
-            raise ValueError(f"n_labels must lie in [1, {Y.shape[1]}], got {n_labels!r}")
-        keep = np.sort(np.argsort(-np.asarray(Y.sum(axis=0)).ravel(), kind="stable")[: int(n_labels)])
-        Y = Y[:, keep]
-    rng = np.random.default_rng(check_random_state_seed(random_state))
-    perm = rng.permutation(n)
-    tr, te = perm[: int(n_train)], perm[int(n_train):]
-    Xtr, Xte = X[tr], X[te]
-    if n_components is not None and int(n_components) < X.shape[1]:
-        pca = PCA(n_components=int(n_components), random_state=int(rng.integers(2**31))).fit(Xtr)
-        Xtr, Xte = pca.transform(Xtr), pca.transform(Xte)
-    return Xtr, Y[tr], Xte, Y[te]
-
-
-def plot_label_share(datasets, paper=None):
-    """MAP against the labelled share, one panel per data set; the paper's
-    points (Tables 2-4) as hollow markers of the same colour."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(datasets), figsize=(5 * len(datasets), 3.6), squeeze=False)
-    for ax, (title, ds) in zip(axes[0], datasets.items()):
-        for k, method in enumerate(ds.method.values):
-            y = ds["map"].sel({"method": method}).mean("repeat")  # not sel(method=...): that is the lookup mode
-            ax.plot(100 * ds.share.values, y.values, marker="o", color=f"C{k}", label=str(method))
-            if paper and title in paper:
-                name, vals = paper[title]
-                if method in vals:
-                    ax.plot(100 * np.asarray(PAPER_SHARES[name]), vals[method], ls="", marker="o", mfc="none",
-                            color=f"C{k}", label=f"{method} (paper, {name})")
-        ax.set_xscale("log")
-        ax.set_xlabel("labelled training images (%)")
-        ax.set_ylabel("MAP")
-        ax.set_title(title)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
-
-
-def method_grid(values, random_state=0):
-    """Factories of SFSS, FScoreRLS and FSNM over a parameter grid (the
-    paper tunes every parameter over {1e-3, ..., 1e3} and reports the best,
-    Sec 4.3). SFSS takes ``mu = gamma = v`` (its Fig. 4: best when the two are
-    comparable); FSNM ``gamma = alpha = v``; FScoreRLS ``alpha = v``."""
-    values = [float(v) for v in values]
-    if not values or any(v <= 0 for v in values):
-        raise ValueError(f"grid values must be positive, got {values}")
-    return {
-        "sfss": [lambda v=v: SFSS(mu=v, gamma=v, random_state=random_state) for v in values],
-        "fscore_rls": [lambda v=v: FScoreRLS(alpha=v) for v in values],
-        "fsnm": [lambda v=v: FSNM(gamma=v, alpha=v) for v in values],
-    }

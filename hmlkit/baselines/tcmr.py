@@ -139,7 +139,7 @@ class TCMR(TransductiveScoresMixin, BaseEstimator):
         self.tol = tol
         self.random_state = random_state
 
-    def fit(self, X, Y):
+    def fit(self, X, Y, layers=None):
         X = check_X(X, dtype=np.float64)
         Y = check_Y(Y, n_samples=X.shape[0])
         if not 0.0 <= float(self.neg_weight) <= 1.0:

@@ -28,7 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .arff import load_arff
 from .container import TaggedData
+from .corel5k import load_corel5k
+from .synthetic import make_synthetic
 
 SYNTHETIC_PROFILES = ("trecvid", "nuswide")
 REAL_ALIASES = ("corel16k", "corel5k")
@@ -43,19 +46,6 @@ ACCEPTED = (
 )
 
 _MEKA_C = re.compile(r"-C\s+(-?\d+)")
-
-
-def _lazy(name: str, where: str):
-    """A function of ``hmlkit.data`` that another module of the kit provides (imported late)."""
-    import importlib
-
-    fn = getattr(importlib.import_module("hmlkit.data"), name, None)
-    if fn is None:
-        try:
-            fn = getattr(importlib.import_module(f"hmlkit.data.{where}"), name)
-        except (ImportError, AttributeError):
-            raise ImportError(f"hmlkit.data.{name} is not available in this installation") from None
-    return fn
 
 
 def _meka_header_labels(path: Path):
@@ -77,7 +67,6 @@ def is_nuswide_root(path: Path) -> bool:
 
 
 def _load_arff_spec(path: Path, kw: dict) -> TaggedData:
-    load_arff = _lazy("load_arff", "arff")
     n_features, n_labels = kw.pop("n_features", None), kw.pop("n_labels", None)
     label_location = kw.pop("label_location", "end")
     name = kw.pop("name", None)
@@ -102,7 +91,6 @@ def _is_corel5k_file(path: Path, kw: dict) -> bool:
 
 
 def _load_corel5k_spec(path, kw: dict, random_state) -> TaggedData:
-    load_corel5k = _lazy("load_corel5k", "corel5k")
     path = kw.pop("path", path)
     n_layers = kw.pop("n_layers", 2)
     if kw:
@@ -128,7 +116,6 @@ def load_dataset(spec, n_samples: int | None = None, random_state=0, **kw) -> Ta
     if isinstance(spec, TaggedData):
         data = spec
     elif isinstance(spec, str) and spec in SYNTHETIC_PROFILES and not Path(spec).exists():
-        make_synthetic = _lazy("make_synthetic", "synthetic")
         if kw:
             raise ValueError(f"unexpected options for the synthetic profile {spec!r}: {', '.join(sorted(kw))}")
         return make_synthetic(profile=spec, n_samples=n_samples, random_state=random_state)

@@ -24,15 +24,11 @@ PAPER_CLUSTERING = {"feature_map": None, "untagged": "negative", "tag_weight": 0
 PAPER_COMPLETION = {"feature_map": None, "untagged": "negative", "correlation_weight": 0.0}
 
 
-def _forest(cfg):
-    return {"n_estimators": cfg.n_estimators, "min_samples_leaf": cfg.min_samples_leaf, "n_jobs": cfg.n_jobs}
-
-
 def _hml(cfg, **variant):
     from ..cluster import HMLClustering
 
     def run(data, k, seed):
-        return HMLClustering(k, random_state=seed, **_forest(cfg), **variant).fit_predict(data.X, data.Y, data.layers)
+        return HMLClustering(k, random_state=seed, **cfg.forest_params, **variant).fit_predict(data.X, data.Y, data.layers)
     return run
 
 
@@ -110,7 +106,7 @@ def completion_rows(cfg):
 
     def hml(**variant):
         def run(obs, seed):
-            return HMLTagCompleter("AM", random_state=seed, **_forest(cfg), **variant).fit(
+            return HMLTagCompleter("AM", random_state=seed, **cfg.forest_params, **variant).fit(
                 obs.X, obs.Y, obs.layers).predict_scores()
         return run
 

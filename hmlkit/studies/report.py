@@ -99,7 +99,7 @@ def study_section(name, results_dir, figures_dir=None):
 
 def write_report(results_dir="results", figures_dir="figures", names=STUDIES, path=None):
     """Write ``results_dir/REPORT.md`` from the ``.nc`` files found; returns (path, claim results)."""
-    from ..study_io import write_text_atomic
+    from .saving import write_text_atomic
 
     body, allres = [], []
     for name in names:

@@ -1,6 +1,6 @@
 """Run the study notebooks with papermill: validated up front, in parallel where cores allow,
 with progress, executed notebooks kept, results written atomically by the notebooks
-themselves (``hmlkit.study.save`` -> ``hmlkit.study_io``), then ``REPORT.md``.
+themselves (``hmlkit.studies.saving``), then ``REPORT.md``.
 
 The runner owns its children: on SIGTERM or SIGINT it stops its worker processes and
 their Jupyter kernels, removes their temporary files and raises :class:`RunStopped`
@@ -232,7 +232,7 @@ def _execute(name, parameters, output, cwd, kernel_name, cell_timeout=None, retr
         [str(REPO_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
     for var, value in thread_env(parameters.get("n_jobs", 1)).items():
         os.environ.setdefault(var, value)
-    from ..study_io import atomic_path
+    from .saving import atomic_path
 
     t0 = time.time()
     try:
@@ -333,7 +333,7 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
             stop.ignore()
             stopped = stop_children()
             pool.shutdown(wait=False, cancel_futures=True)
-            from ..study_io import remove_stale_temps
+            from .saving import remove_stale_temps
 
             for d in (rd, fd, ed):
                 remove_stale_temps(d, dead_pids=stopped)
