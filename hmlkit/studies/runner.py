@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import os
+import shutil
 import signal
 import threading
 import time
@@ -126,6 +127,7 @@ def stop_children(timeout=3.0):
 
 
 _WRITING = []  # the temporary executed notebook a worker is writing
+_SOCKETS = []  # the folder of its kernel's IPC sockets (``execute_notebook``)
 
 
 def _worker_stop(signum, frame):
@@ -134,6 +136,8 @@ def _worker_stop(signum, frame):
         stop_children(timeout=2.0)
         for p in _WRITING:
             Path(p).unlink(missing_ok=True)
+        for d in _SOCKETS:
+            shutil.rmtree(d, ignore_errors=True)
     finally:
         os._exit(128 + signum)
 
@@ -214,15 +218,39 @@ def execute_notebook(input_path, output_path, cell_timeout=None, retries=TIMEOUT
     times, then nbclient's ``CellTimeoutError`` (a ``TimeoutError``) is raised. Study
     results are written atomically, so a cut-short attempt leaves nothing half-written.
     Other papermill keywords pass through (``progress_bar`` defaults to False)."""
+    import tempfile
+
     import papermill as pm
 
     kwargs.setdefault("progress_bar", False)
-    for attempt in range(retries + 1):
-        try:
-            return pm.execute_notebook(str(input_path), str(output_path), execution_timeout=cell_timeout, **kwargs)
-        except TimeoutError:
-            if attempt == retries:
-                raise
+    with tempfile.TemporaryDirectory(prefix="hmlkit-kernel-") as sockets:
+        _SOCKETS[:] = [sockets]  # removed by a stopped worker too (_worker_stop)
+        if os.name == "posix":
+            kwargs.setdefault("kernel_manager_class", _ipc_kernel_manager(sockets))
+        for attempt in range(retries + 1):
+            try:
+                return pm.execute_notebook(str(input_path), str(output_path), execution_timeout=cell_timeout,
+                                           **kwargs)
+            except TimeoutError:
+                if attempt == retries:
+                    raise
+
+
+def _ipc_kernel_manager(sockets):
+    """A kernel manager whose kernel talks over local socket files in the
+    folder ``sockets`` (ZeroMQ IPC) instead of TCP ports: nothing listens on
+    the network, and ipykernel no longer warns, once per notebook, that its
+    TCP traffic is unencrypted."""
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import CaselessStrEnum
+
+    class IPCKernelManager(AsyncKernelManager):
+        transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
+
+        def _ip_default(self):
+            return os.path.join(sockets, "kernel")
+
+    return IPCKernelManager
 
 
 def _execute(name, parameters, output, cwd, kernel_name, cell_timeout=None, retries=TIMEOUT_RETRIES):
