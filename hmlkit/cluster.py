@@ -60,6 +60,10 @@ def spectral_from_affinity(A, n_clusters, n_neighbors=20, random_state=None):
     return spectral_from_graph(W, n_clusters, random_state)
 
 
+# HMLClustering as in the paper (raw features, untagged samples negative,
+# forest-only affinity); the defaults are the settings recommended on real data
+PAPER_SETTINGS = {"feature_map": None, "untagged": "negative", "tag_weight": 0.0}
+
 FOREST_PARAMS = ("n_estimators", "min_samples_leaf", "max_features", "hierarchy", "correlations", "untagged",
                  "n_jobs", "verbose", "random_state")
 

@@ -15,6 +15,9 @@ from . import _kernels_complete as KC
 from .tokens import resolve_feature_map
 
 METHODS = ("AM", "LN", "GC")
+# HMLTagCompleter as in the paper (raw features, untagged samples negative, the
+# forest's vote alone); the defaults are the settings recommended on real data
+PAPER_SETTINGS = {"feature_map": None, "untagged": "negative", "correlation_weight": 0.0}
 
 
 def rank_observed_last(scores, Y):

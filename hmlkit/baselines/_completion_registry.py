@@ -4,11 +4,13 @@ from __future__ import annotations
 from ._spec import MethodSpec
 
 
-def _hmlrf(method):
+def _hmlrf(method, paper=False):
+    """HMLTagCompleter(method): the kit's defaults, or with ``paper`` the
+    paper's exact settings (``hmlkit.complete.PAPER_SETTINGS``)."""
     def factory(**params):
-        from ..complete import HMLTagCompleter
+        from ..complete import PAPER_SETTINGS, HMLTagCompleter
 
-        return HMLTagCompleter(method=method, **params)
+        return HMLTagCompleter(method=method, **(PAPER_SETTINGS if paper else {}), **params)
 
     return factory
 
@@ -81,6 +83,8 @@ def completion_methods():
                    f"HML-RF({m}) tag completion")
         for m in ("LN", "GC", "AM")
     ]
+    methods.append(MethodSpec("hmlrf_am_paper", "completion", _hmlrf("AM", paper=True), ("hml",),
+                              "Wang, Zhu, Gong (this paper)", "HML-RF(AM) with the paper's exact settings"))
     methods += [
         MethodSpec("lsr", "completion", _lazy("lsr", "LSR"), ("cmb",),
                    "Lin, Ding, Hu, Wang, Ye, CVPR 2013",

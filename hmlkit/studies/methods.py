@@ -71,6 +71,10 @@ def cluster_labels(key, mode, data, n_clusters, seed, forest_params, method_para
     the study's parameters."""
     if key == "hmlrf":
         return hmlrf_labels(data, n_clusters, seed, forest_params)
+    if key == "hmlrf_paper":  # the paper's exact model beside the kit's defaults
+        from ..cluster import PAPER_SETTINGS
+
+        return hmlrf_labels(data, n_clusters, seed, forest_params, **PAPER_SETTINGS)
     spec, why = resolve(key, "clustering", mode)
     if spec is None:
         raise NotImplementedError(why)

@@ -60,6 +60,8 @@ TABLE1 = [
     ("blm", "smmc", "S-MMC", "quoted", (0.87, 0.84, 0.97, 0.79, NaN)),
     ("blm", "fmmc", "F-MMC", "quoted", (0.90, 0.88, 0.98, 0.84, NaN)),
     ("hml", "hmlrf", "HML-RF", "measured", (0.94, 0.90, 0.98, 0.88, 0.87)),
+    # the paper's model with its own settings; "HML-RF" above runs the kit's defaults
+    ("hml", "hmlrf_paper", "HML-RF, paper's settings", "measured", (0.94, 0.90, 0.98, 0.88, 0.87)),
 ]
 
 TABLE2 = [
@@ -91,6 +93,8 @@ TABLE2 = [
     ("blm", "dcca", "DCCA", "measured", (0.61, 0.62, 0.89, 0.30, 0.27)),
     ("blm", "dccae", "DCCAE", "measured", (0.62, 0.63, 0.89, 0.30, 0.27)),
     ("hml", "hmlrf", "HML-RF", "measured", (0.67, 0.67, 0.96, 0.32, 0.45)),
+    # the paper's model with its own settings; "HML-RF" above runs the kit's defaults
+    ("hml", "hmlrf_paper", "HML-RF, paper's settings", "measured", (0.67, 0.67, 0.96, 0.32, 0.45)),
 ]
 
 # Table 3: relative drop in NMI, (NMI(0) - NMI(s)) / NMI(0), TRECVID, ViFeat&BiTag input.
@@ -103,6 +107,7 @@ TABLE3 = [
     ("blm", "dcca", "DCCA", (0.09, 0.20, 0.26, 0.38, 0.46)),
     ("blm", "dccae", "DCCAE", (0.09, 0.19, 0.26, 0.37, 0.45)),
     ("hml", "hmlrf", "HML-RF", (0.07, 0.16, 0.25, 0.36, 0.45)),
+    ("hml", "hmlrf_paper", "HML-RF, paper's settings", (0.07, 0.16, 0.25, 0.36, 0.45)),
 ]
 
 # Fig 6 (TRECVID, NMI): the points the text states (Sec 4.2.3). sparseness -> NMI.
@@ -156,6 +161,7 @@ PAPER_COMPLETION_ROWS = [
 # They have no paper values and take no part in the paper's "best" claims.
 EXTRA_COMPLETION_ROWS = [
     ("sfss", "SFSS [seed, not in paper]"),
+    ("hmlrf_am_paper", "HML-RF(AM), paper's settings"),
 ]
 COMPLETION_ROWS = PAPER_COMPLETION_ROWS + EXTRA_COMPLETION_ROWS
 _T6 = [  # TRECVID AP@1..5, AR@1..5

@@ -19,9 +19,8 @@ from . import paper_values as pv
 METRICS = pv.CLUSTER_METRICS
 HUB_FACTOR = 3  # a cluster over 3x the largest true group is flagged
 
-# the paper's exact HML-RF: raw features, untagged samples as negatives, forest-only affinity
-PAPER_CLUSTERING = {"feature_map": None, "untagged": "negative", "tag_weight": 0.0}
-PAPER_COMPLETION = {"feature_map": None, "untagged": "negative", "correlation_weight": 0.0}
+from ..cluster import PAPER_SETTINGS as PAPER_CLUSTERING  # noqa: E402  the paper's exact HML-RF
+from ..complete import PAPER_SETTINGS as PAPER_COMPLETION  # noqa: E402
 
 
 def _hml(cfg, **variant):
