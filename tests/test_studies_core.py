@@ -31,7 +31,11 @@ def toy(n=120, k=3, m=18, d=12, seed=0):
 
 # ------------------------------------------------------------------ paper values
 def test_paper_tables_typed_consistently():
-    assert len(pv.TABLE1) == 29 and len(pv.TABLE2) == 28
+    # the paper's rows plus one "hmlrf_paper" row each (the paper's model with its own settings)
+    assert len(pv.TABLE1) == 29 + 1 and len(pv.TABLE2) == 28 + 1
+    for table in (pv.TABLE1, pv.TABLE2, pv.TABLE3):
+        rows = {r[1]: r[-1] for r in table}
+        assert rows["hmlrf_paper"] == rows["hmlrf"]
     for table in (pv.TABLE1, pv.TABLE2):
         for mode, key, label, status, vals in table:
             assert len(vals) == 5 and status in ("measured", "quoted")

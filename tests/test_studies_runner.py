@@ -186,19 +186,30 @@ def _alive(procs):
     return out
 
 
+def _stale_socket_folders():
+    """Kernel socket folders (``runner.execute_notebook``) whose worker is gone;
+    the folders of runs still going on (other tests) are not stale."""
+    import glob
+    import tempfile
+
+    psutil = pytest.importorskip("psutil")
+    out = set()
+    for d in glob.glob(os.path.join(tempfile.gettempdir(), "hmlkit-kernel-*-*")):
+        pid = os.path.basename(d).split("-")[2]
+        if not (pid.isdigit() and psutil.pid_exists(int(pid))):
+            out.add(d)
+    return out
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_stopped_run_stops_its_processes_and_keeps_previous_results(tmp_path, signum):
     """SIGTERM (or SIGINT) to the runner while a quick study's notebook runs: 5 s later no
     process of the run is alive and the previous results, figure, executed notebook and
     REPORT.md are byte-identical, with no temporary file left. The worker and the kernel
     used to run on, finish the notebook and replace the files."""
-    import glob
-    import tempfile
-
     psutil = pytest.importorskip("psutil")
     pytest.importorskip("papermill")
-    sockets = os.path.join(tempfile.gettempdir(), "hmlkit-kernel-*")
-    sockets_before = set(glob.glob(sockets))
+    sockets_before = _stale_socket_folders()
     name = "table5_abstractness"
     r, f = tmp_path / "results", tmp_path / "figures"
     (r / "executed").mkdir(parents=True)
@@ -240,7 +251,7 @@ def test_stopped_run_stops_its_processes_and_keeps_previous_results(tmp_path, si
     for p, b in previous.items():
         assert p.read_bytes() == b, p
     assert not _temps(r, f)
-    assert set(glob.glob(sockets)) <= sockets_before  # the kernels' socket folders are gone too
+    assert _stale_socket_folders() <= sockets_before  # the kernels' socket folders are gone too
     time.sleep(2.0)  # nothing comes back later to replace them
     for p, b in previous.items():
         assert p.read_bytes() == b, p
@@ -249,12 +260,10 @@ def test_stopped_run_stops_its_processes_and_keeps_previous_results(tmp_path, si
 def test_a_successful_run_prints_no_kernel_noise(tmp_path):
     """Issue 17: the kernels talk over IPC socket files in a temporary folder
     (removed afterwards), so ipykernel prints no unencrypted-TCP warning."""
-    import glob
     import subprocess
     import sys
-    import tempfile
 
-    before = set(glob.glob(os.path.join(tempfile.gettempdir(), "hmlkit-kernel-*")))
+    before = _stale_socket_folders()
     out = subprocess.run([sys.executable, "-m", "hmlkit.studies", "run", "table4_hierarchy_depth", "--profile",
                           "quick", "--jobs", "1", "--set", "n_estimators=2", "--results-dir", str(tmp_path / "r"),
                           "--figures-dir", str(tmp_path / "f"), "--executed-dir", str(tmp_path / "e")],
@@ -263,4 +272,4 @@ def test_a_successful_run_prints_no_kernel_noise(tmp_path):
     assert out.returncode == 0, text
     assert "1/1 studies ok" in text
     assert "without encryption" not in text and "KeyboardInterrupt" not in text, text
-    assert set(glob.glob(os.path.join(tempfile.gettempdir(), "hmlkit-kernel-*"))) <= before
+    assert _stale_socket_folders() <= before

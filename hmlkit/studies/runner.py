@@ -223,7 +223,8 @@ def execute_notebook(input_path, output_path, cell_timeout=None, retries=TIMEOUT
     import papermill as pm
 
     kwargs.setdefault("progress_bar", False)
-    with tempfile.TemporaryDirectory(prefix="hmlkit-kernel-") as sockets:
+    # the worker's pid in the name: a folder left by a killed worker is recognisably stale
+    with tempfile.TemporaryDirectory(prefix=f"hmlkit-kernel-{os.getpid()}-") as sockets:
         _SOCKETS[:] = [sockets]  # removed by a stopped worker too (_worker_stop)
         if os.name == "posix":
             kwargs.setdefault("kernel_manager_class", _ipc_kernel_manager(sockets))
