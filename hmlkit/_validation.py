@@ -41,6 +41,17 @@ def check_bool(value, name):
     return bool(value)
 
 
+def check_weight(value, name, auto=False):
+    """A blending weight: a real number in [0, 1] (not a bool), or "auto" where
+    ``auto`` allows it. Returns a float or "auto"."""
+    if auto and isinstance(value, str) and value == "auto":
+        return value
+    if isinstance(value, (bool, np.bool_, str)) or not isinstance(value, numbers.Real) or not 0 <= value <= 1:
+        want = "'auto' or a number in [0, 1]" if auto else "a number in [0, 1]"
+        raise InvalidParameterError(f"{name} must be {want}, got {value!r}")
+    return float(value)
+
+
 _INT_PARAMS = ("n_estimators", "min_samples_leaf", "n_neighbors")
 _BOOL_PARAMS = ("hierarchy", "correlations", "bootstrap", "oob")
 

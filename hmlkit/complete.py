@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from ._validation import SparseXTags, check_estimator_params, check_n_clusters, check_X, check_Y
+from ._validation import SparseXTags, check_estimator_params, check_n_clusters, check_weight, check_X, check_Y
 from .affinity import _compact, leaf_knn
 from . import _kernels_affinity as KA
 from . import _kernels_complete as KC
@@ -221,9 +221,7 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
         X = check_X(X)
         check_estimator_params(self, n_features=X.shape[1])
         Y = check_Y(Y, X.shape[0])
-        c = self.correlation_weight
-        if isinstance(c, bool) or not isinstance(c, (int, float, np.integer, np.floating)) or not 0 <= c <= 1:
-            raise ValueError(f"correlation_weight must be a number in [0, 1], got {c!r}")
+        check_weight(self.correlation_weight, "correlation_weight")
         if method == "GC":
             if self.n_clusters is None:
                 raise ValueError("method='GC' needs n_clusters (the number of global clusters)")

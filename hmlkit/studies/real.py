@@ -13,14 +13,13 @@ import time
 import numpy as np
 import xarray as xr
 
+from ..cluster import PAPER_SETTINGS as PAPER_CLUSTERING  # the paper's exact HML-RF
+from ..complete import PAPER_SETTINGS as PAPER_COMPLETION
 from ..metrics import clustering_scores as _clustering_scores
 from . import paper_values as pv
+from .config import HUB_RATIO
 
 METRICS = pv.CLUSTER_METRICS
-HUB_FACTOR = 3  # a cluster over 3x the largest true group is flagged
-
-from ..cluster import PAPER_SETTINGS as PAPER_CLUSTERING  # noqa: E402  the paper's exact HML-RF
-from ..complete import PAPER_SETTINGS as PAPER_COMPLETION  # noqa: E402
 
 
 def _hml(cfg, **variant):
@@ -66,7 +65,7 @@ def clustering_rows(cfg):
 def clustering_study(data, cfg, rows=None, progress=True):
     """``score(row, sparseness, metric, fold)`` and ``largest(row, sparseness,
     fold)``: the size of the largest cluster; ``hub`` flags a cluster over
-    ``HUB_FACTOR`` times the largest true group."""
+    ``HUB_RATIO`` times the largest true group."""
     from ..data import remove_tags
 
     rows = clustering_rows(cfg) if rows is None else rows
@@ -92,10 +91,10 @@ def clustering_study(data, cfg, rows=None, progress=True):
     return xr.Dataset(
         {"score": (("row", "sparseness", "metric", "fold"), score),
          "largest": (("row", "sparseness", "fold"), largest),
-         "hub": (("row", "sparseness", "fold"), largest > HUB_FACTOR * true_max)},
+         "hub": (("row", "sparseness", "fold"), largest > HUB_RATIO * true_max)},
         coords={"row": names, "label": ("row", [rows[n][0] for n in names]), "sparseness": rates,
                 "metric": list(METRICS), "fold": np.arange(len(seeds))},
-        attrs={"largest_true_group": true_max, "hub_factor": HUB_FACTOR},
+        attrs={"largest_true_group": true_max, "hub_factor": HUB_RATIO},
     )
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from .claims import FAILS, HOLDS, UNCHECKED, evaluate
+from .config import HUB_RATIO
 from .profiles import STUDIES
 
 _MARK = {HOLDS: "holds", FAILS: "**does not hold**", UNCHECKED: "not checked"}
@@ -40,7 +41,7 @@ def _not_implemented(ds):
     return out
 
 
-def hub_flags(ds, ratio=3.0):
+def hub_flags(ds, ratio=HUB_RATIO):
     """Where a clustering result holds a cluster over ``ratio`` times the
     largest true group: (where, mean largest/true ratio) for every cell of
     ``score`` (metric "largest_ratio"), or of ``largest`` / ``hub`` (real
@@ -79,7 +80,8 @@ def study_section(name, results_dir, figures_dir=None):
     lines.append("")
     hubs = hub_flags(ds)
     if hubs:
-        lines.append(f"**Catch-all clusters** (a cluster over 3x the largest true group; {len(hubs)} results):")
+        lines.append(f"**Catch-all clusters** (a cluster over {HUB_RATIO:g}x the largest true group; "
+                     f"{len(hubs)} results):")
         lines.append("")
         lines += [f"- {where}: largest cluster {v:.1f}x the largest true group" for where, v in hubs]
         lines.append("")
