@@ -77,7 +77,7 @@ def browser():
     drv.quit()
 
 
-def _wait(fn, timeout, what):
+def _wait(fn, timeout, what, drv=None):
     t0 = time.time()
     while time.time() - t0 < timeout:
         try:
@@ -87,6 +87,8 @@ def _wait(fn, timeout, what):
         except Exception:  # the page is still building
             pass
         time.sleep(0.5)
+    if drv is not None and os.environ.get("HMLKIT_SCREENSHOTS"):
+        drv.save_screenshot(str(Path(os.environ["HMLKIT_SCREENSHOTS"]) / "explore_timeout.png"))
     pytest.fail(f"timed out after {timeout} s waiting for {what}")
 
 
@@ -95,6 +97,14 @@ def _status(drv):
 
     texts = [e.text for e in drv.find_elements(By.CSS_SELECTOR, ".widget-html-content")]
     return next((t for t in texts if "done in" in t or "Error" in t), "")
+
+
+def _started(drv):
+    """Some cell has run or is running: its prompt is no longer "[ ]:"."""
+    from selenium.webdriver.common.by import By
+
+    prompts = [e.text.strip() for e in drv.find_elements(By.CSS_SELECTOR, ".jp-InputPrompt")]
+    return any(t and t not in ("[ ]:", "[]:") for t in prompts)
 
 
 def _plot_src(drv):
@@ -115,13 +125,22 @@ def test_moving_a_slider_in_jupyterlab_redraws_the_panel(lab, browser, tmp_path)
     _wait(lambda: drv.find_elements(By.CSS_SELECTOR, ".jp-Notebook .jp-Cell"), 120, "the notebook")
     _wait(lambda: drv.find_elements(By.CSS_SELECTOR, ".jp-Notebook-ExecutionIndicator[data-status='idle']"), 120,
           "an idle kernel")
-    # Run > Run All Cells, through the menu bar as a person would
-    run_menu = _wait(lambda: [e for e in drv.find_elements(By.CSS_SELECTOR, ".lm-MenuBar-itemLabel")
-                              if e.text == "Run"], 60, "the Run menu")[0]
-    run_menu.click()
-    _wait(lambda: drv.find_element(By.CSS_SELECTOR, "li[data-command='runmenu:run-all']"), 30,
-          "Run All Cells").click()
-    first = _wait(lambda: _status(drv) if "run 1" in _status(drv) else "", 300, "the panel's first run")
+    # Run > Run All Cells, through the menu bar as a person would. A click that
+    # lands while the kernel's session is still connecting runs nothing (seen
+    # about once in ten runs: every prompt stays "[ ]"), so it is repeated
+    # until a cell has started.
+    for _attempt in range(4):
+        run_menu = _wait(lambda: [e for e in drv.find_elements(By.CSS_SELECTOR, ".lm-MenuBar-itemLabel")
+                                  if e.text == "Run"], 60, "the Run menu", drv)[0]
+        run_menu.click()
+        _wait(lambda: drv.find_element(By.CSS_SELECTOR, "li[data-command='runmenu:run-all']"), 30,
+              "Run All Cells", drv).click()
+        t0 = time.time()
+        while time.time() - t0 < 30 and not _started(drv):
+            time.sleep(0.5)
+        if _started(drv):
+            break
+    first = _wait(lambda: _status(drv) if "run 1" in _status(drv) else "", 300, "the panel's first run", drv)
     assert "Error" not in first
     before = _wait(lambda: _plot_src(drv), 60, "the panel's plot")
     drv.save_screenshot(str(shots / "explore_before.png"))
