@@ -12,6 +12,7 @@ import numpy as np
 
 from ._criterion import (EPS_PURE, SLOTS_MAX, clear_counts, fold_size, layer_parent_stats, node_layer_tags,
                          soft_step_bounds, sweep_hard, sweep_soft)
+from ._prefetch import prefetch_ranks
 from ._rng import rand_below
 
 
@@ -182,6 +183,29 @@ def _in_key_order(q, g0, cm, pos, skey, md):
     return pos[q - cm], skey[q - cm]
 
 
+@nb.njit(cache=True, inline="always")
+def _next_candidate(features, draw, n_known, max_features, rng_state, f_i, n_found, n_total, n_visited,
+                    n_drawn_const, nxt):
+    """The next feature to try, as an index into ``features`` (-1: the node's
+    search is over), and the updated (n_visited, n_drawn_const, nxt); see
+    ``search_node``. Drawing follows scikit-learn's BestSplitter."""
+    if not draw:
+        if nxt >= features.shape[0]:
+            return -1, n_visited, n_drawn_const, nxt
+        return nxt, n_visited, n_drawn_const, nxt + 1
+    while f_i > n_total and (n_visited < max_features or n_visited <= n_found + n_drawn_const):
+        n_visited += 1
+        f_j = n_drawn_const + rand_below(rng_state, f_i - n_found - n_drawn_const)
+        if f_j < n_known:
+            tmpf = features[n_drawn_const]
+            features[n_drawn_const] = features[f_j]
+            features[f_j] = tmpf
+            n_drawn_const += 1
+            continue
+        return f_j + n_found, n_visited, n_drawn_const, nxt
+    return -1, n_visited, n_drawn_const, nxt
+
+
 @nb.njit(cache=True, error_model="numpy")
 def search_node(X, R, mode_rank, mode_val, samples, start, end, features, draw, n_known, max_features, rng_state,
                 keys, order, tmp, cnt, cpos, pos, skey, k, soft_mode, imp_S, sumS, sumsqS, n_lab, layer_ptr, nptr, ntag,
@@ -226,25 +250,11 @@ def search_node(X, R, mode_rank, mode_val, samples, start, end, features, draw, 
     n_drawn_const = 0
     n_total = n_known
     f_i = d
-    nxt = 0
-    while True:
-        if draw:
-            if not (f_i > n_total and (n_visited < max_features or n_visited <= n_found + n_drawn_const)):
-                break
-            n_visited += 1
-            f_j = n_drawn_const + rand_below(rng_state, f_i - n_found - n_drawn_const)
-            if f_j < n_known:
-                tmpf = features[n_drawn_const]
-                features[n_drawn_const] = features[f_j]
-                features[f_j] = tmpf
-                n_drawn_const += 1
-                continue
-            f_j += n_found
-        else:
-            if nxt >= d:
-                break
-            f_j = nxt
-            nxt += 1
+    f_j, n_visited, n_drawn_const, nxt = _next_candidate(features, draw, n_known, max_features, rng_state, f_i,
+                                                         n_found, n_total, n_visited, n_drawn_const, 0)
+    if f_j >= 0:
+        prefetch_ranks(R, features[f_j], samples, start, end)
+    while f_j >= 0:
         f = features[f_j]
         # gather the node's integer keys on f, leaving out those equal to the
         # feature's mode (branch-free compaction): keys[:m] and their node
@@ -270,11 +280,18 @@ def search_node(X, R, mode_rank, mode_val, samples, start, end, features, draw, 
                 features[n_total] = f
                 n_found += 1
                 n_total += 1
-            continue
-        if draw:
+        elif draw:
             f_i -= 1
             features[f_j] = features[f_i]
             features[f_i] = f
+        # draw the next candidate now (the draws do not depend on the sweep) and
+        # prefetch its ranks: their cache misses overlap this feature's sort and sweep
+        f_j, n_visited, n_drawn_const, nxt = _next_candidate(features, draw, n_known, max_features, rng_state, f_i,
+                                                             n_found, n_total, n_visited, n_drawn_const, nxt)
+        if f_j >= 0:
+            prefetch_ranks(R, features[f_j], samples, start, end)
+        if kmax <= kmin:
+            continue
         srt = _sort_keys(keys, m, kmin, kmax, order, tmp, cnt)
         for p in range(m):
             i = srt[p]
