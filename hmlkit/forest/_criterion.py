@@ -181,6 +181,25 @@ def node_layer_tags(samples, start, end, k, layer_ptr, ly_indptr, ly_indices, ha
     return K
 
 
+@nb.njit(cache=True, inline="always")
+def clear_side(pos, lo, hi, nptr, ntag, slots, K, lsz, cA):
+    """Zero the counts of the swept side (positions pos[lo:hi], dummy tags
+    included): one vectorised pass over the layer when the side touched a
+    large share of it, else through the same fixed-trip slots the sweep
+    used (a loop over each position's own tag list mispredicts its exit
+    at almost every position, see ``node_layer_tags``)."""
+    if (hi - lo) * K >= lsz:
+        for li in range(lsz + K):
+            cA[li] = 0
+        return
+    for p in range(lo, hi):
+        o = pos[p]
+        for j in range(K):
+            cA[slots[o * K + j]] = 0
+        for b in range(nptr[o] + K, nptr[o + 1]):  # rare
+            cA[ntag[b]] = 0
+
+
 @nb.njit(cache=True, error_model="numpy")
 def sweep_hard(N, n_lab, m, g0, pos, skey, nptr, ntag, slots, K, lsz, cS, cA, min_leaf, imp_S, sumS, sumsqS):
     """Best cut of one sorted feature, hard tags. Returns (gain, n_left).
@@ -268,14 +287,7 @@ def sweep_hard(N, n_lab, m, g0, pos, skey, nptr, ntag, slots, K, lsz, cS, cA, mi
             if q > best_q or (q == best_q and nl < best_nl):
                 best_q = q
                 best_nl = nl
-        lo = 0 if side == 0 else g0
-        hi = g0 if side == 0 else m
-        for p in range(lo, hi):
-            o = pos[p]
-            for b in range(nptr[o], nptr[o + 1]):
-                cA[ntag[b]] = 0
-        for j in range(K):
-            cA[lsz + j] = 0
+        clear_side(pos, 0 if side == 0 else g0, g0 if side == 0 else m, nptr, ntag, slots, K, lsz, cA)
     if best_nl < 0:
         return -1.0, -1
     return imp_S - 2.0 * (sumS - best_q) / n_lab, best_nl
