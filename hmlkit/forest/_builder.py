@@ -113,9 +113,19 @@ def _sort_keys(keys, N, kmin, kmax, order, tmp, cnt):
     key range: one counting-sort pass over kmin..kmax when the range is
     small, insertion sort for tiny nodes, quicksort for mid-size ones, LSD
     radix (8-bit digits) for large ones. Order within equal keys is
-    irrelevant: the sweep scores only cuts between distinct keys."""
+    irrelevant to the hard sweep (integer sums); counting, insertion and
+    radix all keep the gathered order (stable), so choosing one of them
+    for another never changes it, and the soft sweep's float sums stay the
+    same bits.
+
+    Counting costs about 3 passes over the key range plus 2 over the keys,
+    insertion about N^2 / 4 moves: up to 32 keys, insertion is taken when
+    the range is wider than N^2 / 4 (deep nodes: a node of 100 samples of
+    a 17,523-sample tree has ~20 keys off the feature's mode spread over
+    thousands of ranks, where counting cost several times insertion)."""
     span = kmax - kmin
-    if span < cnt.shape[0] and span <= 64 * N:
+    counting_ok = span < cnt.shape[0] and span <= 64 * N
+    if counting_ok and (N > 32 or 4 * span <= N * N):
         for b in range(span + 1):
             cnt[b] = 0
         for a in range(N):
@@ -130,7 +140,7 @@ def _sort_keys(keys, N, kmin, kmax, order, tmp, cnt):
             order[cnt[b]] = a
             cnt[b] += 1
         return order
-    if N <= 24:
+    if N <= 24 or (N <= 32 and counting_ok):
         for a in range(N):
             order[a] = a
         for a in range(1, N):
