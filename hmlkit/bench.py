@@ -7,7 +7,11 @@ Prints, for this machine:
    on the same X and observed Y, same tau, max_features, min_samples_leaf,
    no bootstrap) to HMLForest's in the FlatTags setting;
 3. HMLForest fit time and peak memory on the ``nuswide`` profile;
-4. affinity (kNN) + spectral clustering time there.
+4. affinity (kNN) + spectral clustering time there;
+5. ``peers``: flat HMLForest against single-output random forests grown as deep
+   (scikit-learn's RandomForestRegressor, the reference, and LightGBM / YDF where
+   installed) on the trecvid and nuswide profiles and Corel5k, every ratio from
+   one run (``hmlkit.bench_peers``).
 
 Every part runs in a fresh subprocess so its peak memory is its own; numba
 compilation is done (and timed) before the measured fit. Targets are
@@ -109,13 +113,24 @@ def part_nuswide(trees, n_samples):
             "nuswide_nmi": clustering_scores(D.groups, labels)["nmi"], "trees": trees}
 
 
-PARTS = {"trecvid": part_trecvid, "sklearn": part_sklearn, "nuswide": part_nuswide}
+def part_peers(name, trees, max_samples, repeats):
+    from hmlkit.bench_peers import run_dataset
+
+    return run_dataset(name, trees=trees, max_samples=max_samples, repeats=repeats)
 
 
-def _run_part(name, args):
-    """Run one part in a fresh interpreter; return its JSON result."""
+PARTS = {"trecvid": part_trecvid, "sklearn": part_sklearn, "nuswide": part_nuswide, "peers": part_peers}
+DEFAULT_PARTS = ("trecvid", "sklearn", "nuswide", "peers")
+
+
+def _run_part(name, args, peer_set=None):
+    """Run one part (for ``peers``: one data set) in a fresh interpreter; return its JSON result."""
     cmd = [sys.executable, "-m", "hmlkit.bench", "--_part", name, "--trees", str(args.trees),
-           "--sklearn-trees", str(args.sklearn_trees), "--nuswide-samples", str(args.nuswide_samples or 0)]
+           "--sklearn-trees", str(args.sklearn_trees), "--nuswide-samples", str(args.nuswide_samples or 0),
+           "--peer-trees", str(args.peer_trees or 0), "--peer-samples", str(args.peer_samples or 0),
+           "--peer-repeats", str(args.peer_repeats)]
+    if peer_set is not None:
+        cmd += ["--peer-sets", peer_set]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=os.environ.copy())
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -162,24 +177,43 @@ def _check_parts(parts):
         raise ValueError(f"unknown bench part(s) {unknown}; choose from {sorted(PARTS)}")
 
 
-def run(parts=("trecvid", "sklearn", "nuswide"), trees=1000, sklearn_trees=1000, nuswide_samples=None,
-        progress=print):
+def run(parts=DEFAULT_PARTS, trees=1000, sklearn_trees=1000, nuswide_samples=None, peer_sets=None,
+        peer_trees=None, peer_samples=None, peer_repeats=3, progress=print):
     """Run the benchmark parts (each in a fresh interpreter) and return
     {part: {figure: value}}; what ``make bench`` prints and the
-    ``studies/bench_speed.ipynb`` notebook stores."""
+    ``studies/bench_speed.ipynb`` notebook stores. ``peers`` gives
+    {data set: {figure: value}}, each data set in a fresh interpreter
+    (``peer_sets``: names of ``bench_peers.DATASETS``, default all;
+    ``peer_trees`` / ``peer_samples``: fewer trees / samples than the
+    comparison's own, for a quick run; ``peer_repeats``: interleaved repeats,
+    medians stored)."""
+    from .bench_peers import DATASETS
+
     parts = [parts] if isinstance(parts, str) else list(parts)
     _check_parts(parts)
-    for name, v in (("trees", trees), ("sklearn_trees", sklearn_trees)):
+    for name, v in (("trees", trees), ("sklearn_trees", sklearn_trees), ("peer_repeats", peer_repeats)):
         if not isinstance(v, int) or v < 1:
             raise ValueError(f"{name} must be a positive int, got {v!r}")
-    args = argparse.Namespace(trees=trees, sklearn_trees=sklearn_trees, nuswide_samples=nuswide_samples)
+    peer_sets = list(DATASETS) if peer_sets is None else ([peer_sets] if isinstance(peer_sets, str) else list(peer_sets))
+    unknown = [s for s in peer_sets if s not in DATASETS]
+    if unknown:
+        raise ValueError(f"unknown peer data set(s) {unknown}; choose from {sorted(DATASETS)}")
+    args = argparse.Namespace(trees=trees, sklearn_trees=sklearn_trees, nuswide_samples=nuswide_samples,
+                              peer_trees=peer_trees, peer_samples=peer_samples, peer_repeats=peer_repeats)
     out = {}
     for name in parts:
         t = time.perf_counter()
-        out[name] = _run_part(name, args)
-        out[name]["part_wall_s"] = time.perf_counter() - t
+        if name == "peers":
+            out[name] = {}
+            for s in peer_sets:
+                out[name][s] = _run_part(name, args, s)
+                if progress:
+                    progress(f"[peers: {s}] done ({out[name][s].get('status')})")
+        else:
+            out[name] = _run_part(name, args)
+            out[name]["part_wall_s"] = time.perf_counter() - t
         if progress:
-            progress(f"[{name}] done in {out[name]['part_wall_s']:.1f} s")
+            progress(f"[{name}] done in {time.perf_counter() - t:.1f} s")
     return out
 
 
@@ -190,16 +224,20 @@ def to_dataset(results):
     import numpy as np
     import xarray as xr
 
+    from . import bench_peers
+
     rows = []
     for part, res in results.items():
+        if part == "peers":
+            continue
         for key, (op, target) in TARGETS.items():
             if key in res:
                 scaled, verdict = _judge(key, float(res[key]), res)
                 rows.append((key, part, float(res[key]), scaled, target, op, verdict, int(res.get("trees", 0))))
-    if not rows:
+    if not rows and not results.get("peers"):
         raise ValueError("no targeted figure in the results")
-    keys, part, val, scaled, target, op, verdict, trees = map(list, zip(*rows))
-    return xr.Dataset(
+    keys, part, val, scaled, target, op, verdict, trees = (map(list, zip(*rows)) if rows else ([] for _ in range(8)))
+    ds = xr.Dataset(
         {"value": ("figure", np.array(val)), "at_tau1000": ("figure", np.array(scaled)),
          "target": ("figure", np.array(target)), "op": ("figure", np.array(op, dtype=str)),
          "verdict": ("figure", np.array(verdict, dtype=str)), "part": ("figure", np.array(part, dtype=str)),
@@ -207,6 +245,9 @@ def to_dataset(results):
         coords={"figure": keys},
         attrs={"cpu_count": os.cpu_count() or 0, "numba_threads": os.environ.get("NUMBA_NUM_THREADS", "all"),
                "extra": json.dumps(results)})
+    if results.get("peers"):
+        ds = ds.merge(bench_peers.to_dataset(results["peers"]))
+    return ds
 
 
 def plot(ds):
@@ -215,7 +256,21 @@ def plot(ds):
     red missed, grey no verdict (reduced data)."""
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.5, 0.6 + 0.5 * ds.sizes["figure"]))
+    from . import bench_peers
+
+    peers = "dataset" in ds.dims
+    n_fig = ds.sizes.get("figure", 0)
+    if not n_fig:  # peers only
+        fig, pax = plt.subplots(figsize=(8, 4))
+        bench_peers.plot(ds, pax)
+        fig.tight_layout()
+        return fig
+    if peers:
+        fig, (ax, pax) = plt.subplots(2, 1, figsize=(8, 4.5 + 0.5 * n_fig),
+                                      gridspec_kw={"height_ratios": [0.6 + 0.5 * n_fig, 4]})
+        bench_peers.plot(ds, pax)
+    else:
+        fig, ax = plt.subplots(figsize=(6.5, 0.6 + 0.5 * n_fig))
     frac = ds["at_tau1000"].values / ds["target"].values
     colors = [{"met": "tab:green", "missed": "tab:red"}.get(v, "tab:grey") for v in ds["verdict"].values]
     labels = [f"{k} ({o} {t:g})" for k, o, t in zip(ds["figure"].values, ds["op"].values, ds["target"].values)]
@@ -230,10 +285,15 @@ def plot(ds):
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m hmlkit.bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--parts", default="trecvid,sklearn,nuswide", help="comma-separated: trecvid,sklearn,nuswide")
+    p.add_argument("--parts", default=",".join(DEFAULT_PARTS), help="comma-separated: " + ",".join(DEFAULT_PARTS))
     p.add_argument("--trees", type=int, default=1000, help="tau for the HMLForest fits (paper: 1000)")
     p.add_argument("--sklearn-trees", type=int, default=1000, help="tau of the scikit-learn comparison")
     p.add_argument("--nuswide-samples", type=int, default=None, help="reduce the nuswide profile (default: full)")
+    p.add_argument("--peer-sets", default=None, help="peers: comma-separated data sets (default: all of "
+                   "trecvid,nuswide_5000,nuswide,corel5k)")
+    p.add_argument("--peer-trees", type=int, default=0, help="peers: trees for every data set (default: its own)")
+    p.add_argument("--peer-samples", type=int, default=0, help="peers: at most this many samples (default: all)")
+    p.add_argument("--peer-repeats", type=int, default=3, help="peers: interleaved repeats (medians)")
     p.add_argument("--_part", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args._part:
@@ -242,6 +302,8 @@ def main(argv=None):
             res = fn(args.trees)
         elif args._part == "sklearn":
             res = fn(args.sklearn_trees)
+        elif args._part == "peers":
+            res = fn(args.peer_sets, args.peer_trees or None, args.peer_samples or None, args.peer_repeats)
         else:
             res = fn(args.trees, args.nuswide_samples or None)
         print(json.dumps(res))
@@ -252,7 +314,18 @@ def main(argv=None):
     except ValueError as exc:
         p.error(str(exc))
     print(f"hmlkit benchmark on {os.cpu_count()} core(s); numba threads: {os.environ.get('NUMBA_NUM_THREADS', 'all')}")
+    peer_sets = None if args.peer_sets is None else [s.strip() for s in args.peer_sets.split(",") if s.strip()]
     for name in parts:
+        if name == "peers":
+            from .bench_peers import format_table
+
+            print("\n[peers] flat HMLForest vs single-output forests (2 threads; medians of "
+                  f"{args.peer_repeats} interleaved runs)")
+            res = run(["peers"], args.trees, args.sklearn_trees, args.nuswide_samples, peer_sets,
+                      args.peer_trees or None, args.peer_samples or None, args.peer_repeats, progress=None)["peers"]
+            for line in format_table(res):
+                print("  " + line)
+            continue
         res = run([name], args.trees, args.sklearn_trees, args.nuswide_samples, progress=None)[name]
         print(f"\n[{name}] ({res.pop('part_wall_s'):.1f} s including set-up)")
         for k, v in res.items():

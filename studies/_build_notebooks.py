@@ -182,10 +182,14 @@ def build_bench():
     nb = nbf.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     p = nbf.v4.new_code_cell(
-        'parts = "trecvid,sklearn,nuswide"   # any of trecvid, sklearn, nuswide\n'
+        'parts = "trecvid,sklearn,nuswide,peers"   # any of trecvid, sklearn, nuswide, peers\n'
         "trees = 1000             # tau of the HMLForest fits (targets are set for 1000; fewer are scaled)\n"
         "sklearn_trees = 1000     # tau of the scikit-learn comparison\n"
         "nuswide_samples = None   # None: the full profile (17523); fewer: no verdict on its targets\n"
+        "peer_sets = None         # peers: None = trecvid, nuswide_5000, nuswide (17523), corel5k\n"
+        "peer_trees = None        # peers: None = each data set's own (100 trecvid / Corel5k, 30 nuswide)\n"
+        "peer_samples = None      # peers: None = all samples; fewer: no verdict\n"
+        "peer_repeats = 3         # peers: interleaved repeats, medians stored\n"
         'results_dir = "results"\nfigures_dir = "figures"\n')
     p.metadata["tags"] = ["parameters"]
     nb.cells = [
@@ -193,15 +197,23 @@ def build_bench():
             "# Speed benchmark of the core kit\n\nThe figures `make bench` prints, with their targets "
             "(issue 2): HMLForest fit on `trecvid` (tau = 1000, phi = 3), the ratio to scikit-learn's "
             "RandomForestClassifier in the FlatTags setting, fit time, peak memory and affinity + clustering "
-            "time on the full `nuswide` profile. Each part runs in a fresh process; run it on an idle "
-            "machine. Writes `results/bench_speed.nc` and `figures/bench_speed.png`."),
+            "time on the full `nuswide` profile; and the peer comparison (issue 19): flat HMLForest against "
+            "single-output random forests grown as deep (scikit-learn's RandomForestRegressor on a random "
+            "projection of the tags, the reference; LightGBM `boosting=\"rf\"` and YDF where installed, "
+            "`pip install hmlkit[bench]`) on the trecvid and nuswide profiles and Corel5k, every ratio from one "
+            "run (target on nuswide: at most 1.0x scikit-learn). Each part runs in a fresh process; run it on an "
+            "idle machine. Writes `results/bench_speed.nc` and `figures/bench_speed.png`."),
         p,
         nbf.v4.new_code_cell(
             "from hmlkit import bench\nfrom hmlkit.studies import save_result\n\n"
             'results = bench.run(parts.split(","), trees=trees, sklearn_trees=sklearn_trees, '
-            "nuswide_samples=nuswide_samples)"),
+            "nuswide_samples=nuswide_samples, peer_sets=peer_sets, peer_trees=peer_trees, "
+            "peer_samples=peer_samples, peer_repeats=peer_repeats)"),
         nbf.v4.new_code_cell('ds = bench.to_dataset(results)\n'
                              'ds[["part", "value", "at_tau1000", "op", "target", "verdict"]].to_dataframe()'),
+        nbf.v4.new_code_cell('# the peer comparison: fit time (s), ratio to scikit-learn, leaves per tree\n'
+                             '(ds[["peer_fit_s", "peer_ratio", "peer_leaves", "peer_status"]].to_dataframe()\n'
+                             ' if "dataset" in ds.dims else "peers not run")'),
         nbf.v4.new_code_cell("fig = bench.plot(ds)"),
         nbf.v4.new_code_cell('save_result(ds, fig, "bench_speed", results_dir, figures_dir)'),
     ]

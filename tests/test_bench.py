@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from hmlkit import bench
+from hmlkit import bench, bench_peers
 
 
 def _results(nuswide_n=17523):
@@ -55,6 +55,7 @@ def test_bench_notebook_runs_and_stores_its_figures(tmp_path):
     nb = Path(__file__).resolve().parents[1] / "studies" / "bench_speed.ipynb"
     execute_notebook(str(nb), str(tmp_path / "out.ipynb"), kernel_name="python3", progress_bar=False,
                      parameters={"trees": 3, "sklearn_trees": 3, "nuswide_samples": 300,
+                                 "peer_trees": 3, "peer_samples": 300, "peer_repeats": 1,
                                  "results_dir": str(tmp_path / "results"),
                                  "figures_dir": str(tmp_path / "figures")},
                      cell_timeout=CELL_TIMEOUT["quick"])
@@ -66,3 +67,51 @@ def test_bench_notebook_runs_and_stores_its_figures(tmp_path):
     assert float(fit["at_tau1000"]) == pytest.approx(float(fit["value"]) * 1000 / 3)
     assert all(str(ds["verdict"].sel(figure=k).values) == "reduced data"
                for k in ds["figure"].values if k.startswith("nuswide_"))
+
+    # the peer comparison: every data set, scikit-learn the reference, optional engines ok or skipped with why
+    assert list(ds["engine"].values) == list(bench_peers.ENGINES)
+    assert set(ds["dataset"].values) == set(bench_peers.DATASETS)
+    ran = [n for n in ds["dataset"].values if not str(ds["peer_status"].sel(dataset=n, engine="sklearn").values).startswith("skipped")]
+    assert {"trecvid", "nuswide_5000", "nuswide"} <= set(ran)
+    for n in ran:
+        assert float(ds["peer_ratio"].sel(dataset=n, engine="sklearn")) == 1.0
+        assert float(ds["peer_fit_s"].sel(dataset=n, engine="hmlkit")) > 0
+        assert float(ds["peer_leaves"].sel(dataset=n, engine="hmlkit")) > 1
+        for e in ("lightgbm", "ydf"):
+            st = str(ds["peer_status"].sel(dataset=n, engine=e).values)
+            assert st == "ok" or "not importable" in st or st.startswith("failed")
+    assert str(ds["peer_verdict"].sel(dataset="nuswide").values) == "reduced data"
+
+
+def _peer(ratio, n_samples, trees):
+    out = {"status": "ok", "n_samples": n_samples, "trees": trees}
+    for e in bench_peers.ENGINES:
+        ok = e in ("hmlkit", "sklearn")
+        out.update({f"{e}_status": "ok" if ok else "ydf not importable (x)", f"{e}_fit_s": (2.0 * ratio if e == "hmlkit" else 2.0) if ok else float("nan"),
+                    f"{e}_ratio": (ratio if e == "hmlkit" else 1.0) if ok else float("nan"), f"{e}_leaves": 100.0})
+    return out
+
+
+def test_peer_dataset_judges_the_nuswide_ratio_and_keeps_skipped_engines():
+    peers = {"nuswide": _peer(0.9, 17523, 30), "nuswide_5000": _peer(1.1, 5000, 30),
+             "trecvid": _peer(0.95, 2379, 100), "corel5k": {"status": "skipped: data not found (x)", "trees": 100}}
+    ds = bench.to_dataset({"peers": peers})
+    verdict = {n: str(ds["peer_verdict"].sel(dataset=n).values) for n in peers}
+    assert verdict == {"nuswide": "met", "nuswide_5000": "missed", "trecvid": "no target", "corel5k": "no target"}
+    assert float(ds["peer_ratio"].sel(dataset="nuswide", engine="hmlkit")) == pytest.approx(0.9)
+    assert np.isnan(float(ds["peer_fit_s"].sel(dataset="nuswide", engine="ydf")))
+    assert "not importable" in str(ds["peer_status"].sel(dataset="trecvid", engine="ydf").values)
+    assert str(ds["peer_status"].sel(dataset="corel5k", engine="hmlkit").values).startswith("skipped")
+    assert bench_peers.judge("nuswide", _peer(0.9, 300, 3)) == "reduced data"
+    lines = bench_peers.format_table(peers)
+    assert any("target <= 1: MISSED" in l for l in lines) and any("skipped: data not found" in l for l in lines)
+    assert bench.plot(ds) is not None
+
+
+def test_missing_optional_engine_gives_a_reason(monkeypatch):
+    monkeypatch.setitem(bench_peers.OPTIONAL, "ydf", "no_such_module_for_hmlkit_bench")
+    reason = bench_peers.missing_reason("ydf")
+    assert "not importable" in reason and "hmlkit[bench]" in reason
+    assert bench_peers.missing_reason("sklearn") is None
+    with pytest.raises(ValueError, match="unknown peer data set"):
+        bench.run(["peers"], peer_sets=["imagenet"])

@@ -1,0 +1,247 @@
+"""Peer comparison of the speed benchmark (issue 19): flat ``HMLForest`` against
+single-output random forests grown as deep, on the same X.
+
+Every engine grows fully grown trees with the same settings: ``min_samples_leaf``
+3, sqrt(d) features tried per node, no bootstrap, 2 threads (``n_jobs``). The
+single-output engines get one continuous target, a random projection of the tag
+matrix (``y = Y w``, w standard normal, seed 0), so that their trees grow about as
+deep as the multi-label ones (leaves per tree are stored beside the times).
+
+scikit-learn's ``RandomForestRegressor`` is the reference: every ratio is
+``engine time / scikit-learn time`` from the same run, the engines interleaved
+``repeats`` times and the median taken. LightGBM (``boosting="rf"``) and YDF
+(``RandomForestLearner``) are optional peers (``pip install hmlkit[bench]``):
+where one is not importable its row says why and holds no figure.
+
+Data sets (``DATASETS``): the trecvid profile (100 trees), the nuswide profile at
+5,000 and at 17,523 samples (30 trees), Corel5k (100 trees; skipped with the
+reason when the file is not found, see :func:`hmlkit.data.load_corel5k`).
+"""
+from __future__ import annotations
+
+import math
+import statistics
+import time
+
+import numpy as np
+
+# name: (load_dataset spec, its options, trees)
+DATASETS = {
+    "trecvid": ("trecvid", {}, 100),
+    "nuswide_5000": ("nuswide", {"n_samples": 5000}, 30),
+    "nuswide": ("nuswide", {"n_samples": 17523}, 30),
+    "corel5k": ("corel5k", {}, 100),
+}
+ENGINES = ("hmlkit", "sklearn", "lightgbm", "ydf")
+OPTIONAL = {"lightgbm": "lightgbm", "ydf": "ydf"}
+N_JOBS = 2
+MIN_LEAF = 3
+# the issue's measurements before the fix (2 cores, one run): hmlkit / sklearn fit time
+RATIO_BEFORE = {"trecvid": 0.99 / 1.06, "nuswide_5000": 2.89 / 2.01, "nuswide": 15.1 / 10.0, "corel5k": 1.12 / 1.09}
+# flat HMLForest at most this many times scikit-learn's time on the nuswide profile
+TARGET_RATIO = {"nuswide_5000": 1.0, "nuswide": 1.0}
+
+
+def load(name, max_samples=None):
+    """(X float32, Y csr, y) of a data set of ``DATASETS``; the first
+    ``max_samples`` rows when given (the synthetic profiles are generated at that size)."""
+    from hmlkit.data import load_dataset
+
+    spec, opts, _ = DATASETS[name]
+    opts = dict(opts)
+    if max_samples is not None and spec != "corel5k":
+        opts["n_samples"] = min(opts.get("n_samples", max_samples), max_samples)
+    D = load_dataset(spec, **opts)
+    X, Y = np.ascontiguousarray(D.X, dtype=np.float32), D.Y.tocsr()
+    if max_samples is not None and X.shape[0] > max_samples:
+        X, Y = X[:max_samples], Y[:max_samples]
+    w = np.random.default_rng(0).standard_normal(Y.shape[1])
+    return X, Y, np.asarray(Y @ w, dtype=np.float64).ravel()
+
+
+def missing_reason(engine):
+    """Why an optional engine cannot run here (None when it can)."""
+    if engine not in OPTIONAL:
+        return None
+    try:
+        __import__(OPTIONAL[engine])
+    except ImportError as exc:
+        return f"{OPTIONAL[engine]} not importable ({exc}); pip install 'hmlkit[bench]'"
+    return None
+
+
+def _fit(engine, X, Y, y, trees):
+    """Fit one engine; returns (seconds, mean leaves per tree)."""
+    d = X.shape[1]
+    mf = max(1, int(math.sqrt(d)))
+    if engine == "hmlkit":
+        from hmlkit import HMLForest
+
+        t = time.perf_counter()
+        f = HMLForest(n_estimators=trees, min_samples_leaf=MIN_LEAF, max_features="sqrt", hierarchy=False,
+                      random_state=0, n_jobs=N_JOBS, verbose=False).fit(X, Y)
+        return time.perf_counter() - t, float(f.n_leaves_.mean())
+    if engine == "sklearn":
+        from sklearn.ensemble import RandomForestRegressor
+
+        t = time.perf_counter()
+        f = RandomForestRegressor(n_estimators=trees, max_features="sqrt", min_samples_leaf=MIN_LEAF,
+                                  bootstrap=False, n_jobs=N_JOBS, random_state=0).fit(X, y)
+        return time.perf_counter() - t, float(np.mean([e.get_n_leaves() for e in f.estimators_]))
+    if engine == "lightgbm":
+        import lightgbm as lgb
+
+        # rf mode needs bagging or a feature fraction below 1: sqrt(d) per node, all rows
+        t = time.perf_counter()
+        f = lgb.LGBMRegressor(boosting_type="rf", n_estimators=trees, num_leaves=max(2, X.shape[0]), max_depth=-1,
+                              min_child_samples=MIN_LEAF, min_child_weight=0.0, min_split_gain=0.0,
+                              feature_fraction_bynode=mf / d, feature_fraction=1.0, bagging_fraction=1.0,
+                              bagging_freq=0, subsample=1.0, n_jobs=N_JOBS, random_state=0,
+                              max_bin=255, verbose=-1).fit(X, y)
+        secs = time.perf_counter() - t
+        leaves = f.booster_.trees_to_dataframe().groupby("tree_index")["split_feature"].apply(lambda s: s.isna().sum())
+        return secs, float(leaves.mean())
+    if engine == "ydf":
+        import ydf
+
+        data = {f"f{j}": X[:, j] for j in range(d)}
+        data["y"] = y
+        t = time.perf_counter()
+        m = ydf.RandomForestLearner(label="y", task=ydf.Task.REGRESSION, num_trees=trees, min_examples=MIN_LEAF,
+                                    num_candidate_attributes=mf, bootstrap_training_dataset=False, max_depth=-1,
+                                    num_threads=N_JOBS).train(data)
+        secs = time.perf_counter() - t
+        return secs, float("nan")  # YDF does not expose leaf counts cheaply
+    raise ValueError(f"unknown engine {engine!r}; choose from {ENGINES}")
+
+
+def run_dataset(name, trees=None, max_samples=None, repeats=1):
+    """Time every engine on one data set, interleaved ``repeats`` times (hmlkit,
+    scikit-learn, then the optional ones); returns {figure: value} with each
+    engine's median time, its median ratio to scikit-learn (per repeat, then the
+    median), its leaves per tree and a status ("ok", or why it was skipped)."""
+    if name not in DATASETS:
+        raise ValueError(f"unknown peer data set {name!r}; choose from {sorted(DATASETS)}")
+    trees = DATASETS[name][2] if trees is None else int(trees)
+    try:
+        X, Y, y = load(name, max_samples)
+    except FileNotFoundError as exc:
+        first = str(exc).splitlines()[0]
+        return {"dataset": name, "status": f"skipped: data not found ({first})", "trees": trees}
+    # compile the numba kernels (cached on disk) outside the timing
+    _fit("hmlkit", X[: min(200, X.shape[0])], Y[: min(200, X.shape[0])], y[:200], 2)
+    status = {e: (missing_reason(e) or "ok") for e in ENGINES}
+    times = {e: [] for e in ENGINES}
+    leaves = {e: float("nan") for e in ENGINES}
+    for _ in range(int(repeats)):
+        for e in ENGINES:
+            if status[e] != "ok":
+                continue
+            try:
+                secs, leaves[e] = _fit(e, X, Y, y, trees)
+            except Exception as exc:  # an optional peer's API may differ by version: say so, go on
+                if e in ("hmlkit", "sklearn"):
+                    raise
+                status[e] = f"failed: {type(exc).__name__}: {exc}"
+                continue
+            times[e].append(secs)
+    out = {"dataset": name, "n_samples": int(X.shape[0]), "n_features": int(X.shape[1]), "n_tags": int(Y.shape[1]),
+           "trees": trees, "repeats": int(repeats), "status": "ok"}
+    for e in ENGINES:
+        ok = status[e] == "ok" and len(times[e]) == len(times["sklearn"])
+        out[f"{e}_status"] = status[e] if status[e] != "ok" or ok else "failed"
+        out[f"{e}_fit_s"] = statistics.median(times[e]) if ok else float("nan")
+        out[f"{e}_ratio"] = (statistics.median(a / b for a, b in zip(times[e], times["sklearn"])) if ok
+                             else float("nan"))
+        out[f"{e}_leaves"] = leaves[e] if ok else float("nan")
+    return out
+
+
+def judge(name, res):
+    """"met" / "missed" for a data set with a target ratio, "reduced data" when
+    run with fewer samples or trees than the comparison's own, "no target",
+    or "not run"."""
+    target = TARGET_RATIO.get(name)
+    ratio = res.get("hmlkit_ratio", float("nan"))
+    if target is None:
+        return "no target"
+    if res.get("status", "ok") != "ok" or np.isnan(ratio):
+        return "not run"
+    if res.get("n_samples", 0) < DATASETS[name][1].get("n_samples", 0) or res.get("trees") != DATASETS[name][2]:
+        return "reduced data"
+    return "met" if ratio <= target else "missed"
+
+
+def to_dataset(peers):
+    """The peer figures ({data set: run_dataset result}) as an xarray Dataset over
+    ``dataset`` x ``engine``: ``peer_fit_s``, ``peer_ratio`` (to scikit-learn),
+    ``peer_leaves``, ``peer_status``; per data set ``peer_ratio_before`` (the issue's
+    figure before the fix), ``peer_target`` (NaN: none) and ``peer_verdict``."""
+    import xarray as xr
+
+    names = list(peers)
+    shape = (len(names), len(ENGINES))
+    fit = np.full(shape, np.nan)
+    ratio = np.full(shape, np.nan)
+    leaves = np.full(shape, np.nan)
+    status = np.empty(shape, dtype=object)
+    verdict = []
+    for i, n in enumerate(names):
+        r = peers[n]
+        for j, e in enumerate(ENGINES):
+            fit[i, j] = r.get(f"{e}_fit_s", np.nan)
+            ratio[i, j] = r.get(f"{e}_ratio", np.nan)
+            leaves[i, j] = r.get(f"{e}_leaves", np.nan)
+            status[i, j] = r.get(f"{e}_status", r.get("status", ""))
+        verdict.append(judge(n, r))
+    return xr.Dataset(
+        {"peer_fit_s": (("dataset", "engine"), fit), "peer_ratio": (("dataset", "engine"), ratio),
+         "peer_leaves": (("dataset", "engine"), leaves), "peer_status": (("dataset", "engine"), status.astype(str)),
+         "peer_ratio_before": ("dataset", np.array([RATIO_BEFORE.get(n, np.nan) for n in names])),
+         "peer_target": ("dataset", np.array([TARGET_RATIO.get(n, np.nan) for n in names])),
+         "peer_verdict": ("dataset", np.array(verdict, dtype=str)),
+         "peer_trees": ("dataset", np.array([int(peers[n].get("trees", 0)) for n in names])),
+         "peer_n_samples": ("dataset", np.array([int(peers[n].get("n_samples", 0)) for n in names]))},
+        coords={"dataset": names, "engine": list(ENGINES)})
+
+
+def plot(ds, ax):
+    """Grouped bars: each engine's fit time per data set (log scale), hmlkit's ratio
+    to scikit-learn written above its bar; skipped engines have no bar."""
+    names = list(ds["dataset"].values)
+    x = np.arange(len(names))
+    width = 0.8 / len(ENGINES)
+    for j, e in enumerate(ENGINES):
+        vals = ds["peer_fit_s"].sel(engine=e).values
+        ax.bar(x + (j - (len(ENGINES) - 1) / 2) * width, np.where(np.isnan(vals), 0, vals), width, label=e)
+    for i, n in enumerate(names):
+        r = float(ds["peer_ratio"].sel(dataset=n, engine="hmlkit"))
+        v = float(ds["peer_fit_s"].sel(dataset=n, engine="hmlkit"))
+        if not np.isnan(r):
+            ax.annotate(f"{r:.2f}x", (x[i] - 1.5 * width, v), ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(x, [f"{n}\n{int(t)} trees" for n, t in zip(names, ds["peer_trees"].values)])
+    ax.set_yscale("log")
+    ax.set_ylabel("fit time (s), 2 threads")
+    ax.set_title("flat HMLForest vs single-output forests (label: hmlkit / scikit-learn)")
+    ax.legend(fontsize=8)
+
+
+def format_table(peers):
+    """The peer figures as printed lines (time, ratio to scikit-learn, leaves)."""
+    lines = [f"{'data set':14s} {'engine':9s} {'fit s':>9s} {'/sklearn':>9s} {'leaves':>8s}  status"]
+    for n, r in peers.items():
+        if r.get("status", "ok") != "ok":
+            lines.append(f"{n:14s} {'':9s} {'':>9s} {'':>9s} {'':>8s}  {r['status']}")
+            continue
+        for e in ENGINES:
+            lines.append(f"{n:14s} {e:9s} {r[f'{e}_fit_s']:9.2f} {r[f'{e}_ratio']:9.3f} {r[f'{e}_leaves']:8.0f}  "
+                         f"{r[f'{e}_status']}")
+        before = RATIO_BEFORE.get(n)
+        target = TARGET_RATIO.get(n)
+        note = f"hmlkit/sklearn {r['hmlkit_ratio']:.3f} (issue 19 before the fix: {before:.2f})" if before else ""
+        if target:
+            v = judge(n, r)
+            note += f"; target <= {target:g}: " + ("no verdict (reduced data)" if v == "reduced data" else v.upper()
+                                                   if v == "missed" else v)
+        lines.append(f"{'':14s} {note}")
+    return lines
