@@ -194,7 +194,9 @@ def run(parts=DEFAULT_PARTS, trees=1000, sklearn_trees=1000, nuswide_samples=Non
     for name, v in (("trees", trees), ("sklearn_trees", sklearn_trees), ("peer_repeats", peer_repeats)):
         if not isinstance(v, int) or v < 1:
             raise ValueError(f"{name} must be a positive int, got {v!r}")
-    peer_sets = list(DATASETS) if peer_sets is None else ([peer_sets] if isinstance(peer_sets, str) else list(peer_sets))
+    if peer_sets is None:
+        peer_sets = list(DATASETS)
+    peer_sets = [peer_sets] if isinstance(peer_sets, str) else list(peer_sets)
     unknown = [s for s in peer_sets if s not in DATASETS]
     if unknown:
         raise ValueError(f"unknown peer data set(s) {unknown}; choose from {sorted(DATASETS)}")

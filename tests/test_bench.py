@@ -71,7 +71,8 @@ def test_bench_notebook_runs_and_stores_its_figures(tmp_path):
     # the peer comparison: every data set, scikit-learn the reference, optional engines ok or skipped with why
     assert list(ds["engine"].values) == list(bench_peers.ENGINES)
     assert set(ds["dataset"].values) == set(bench_peers.DATASETS)
-    ran = [n for n in ds["dataset"].values if not str(ds["peer_status"].sel(dataset=n, engine="sklearn").values).startswith("skipped")]
+    status = {n: str(ds["peer_status"].sel(dataset=n, engine="sklearn").values) for n in ds["dataset"].values}
+    ran = [n for n, st in status.items() if not st.startswith("skipped")]
     assert {"trecvid", "nuswide_5000", "nuswide"} <= set(ran)
     for n in ran:
         assert float(ds["peer_ratio"].sel(dataset=n, engine="sklearn")) == 1.0
@@ -87,7 +88,8 @@ def _peer(ratio, n_samples, trees):
     out = {"status": "ok", "n_samples": n_samples, "trees": trees}
     for e in bench_peers.ENGINES:
         ok = e in ("hmlkit", "sklearn")
-        out.update({f"{e}_status": "ok" if ok else "ydf not importable (x)", f"{e}_fit_s": (2.0 * ratio if e == "hmlkit" else 2.0) if ok else float("nan"),
+        out.update({f"{e}_status": "ok" if ok else "ydf not importable (x)",
+                    f"{e}_fit_s": (2.0 * ratio if e == "hmlkit" else 2.0) if ok else float("nan"),
                     f"{e}_ratio": (ratio if e == "hmlkit" else 1.0) if ok else float("nan"), f"{e}_leaves": 100.0})
     return out
 

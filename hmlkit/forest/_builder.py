@@ -12,6 +12,7 @@ import numpy as np
 
 from ._criterion import (EPS_PURE, SLOTS_MAX, clear_counts, fold_size, layer_parent_stats, node_layer_tags,
                          soft_step_bounds, sweep_hard, sweep_soft)
+from ._keys import _sort_keys, dense_ranks, feature_keys  # noqa: F401 (feature_keys, dense_ranks: API)
 from ._prefetch import prefetch_ranks
 from ._rng import rand_below
 
@@ -52,195 +53,6 @@ def target_layer(samples, start, end, n_layers, ly_indptr, ly_indices, layer_ptr
     return -1, False, 0.0, 0, 0, N
 
 
-def dense_ranks(X):
-    """Dense ranks (see ``feature_keys``), as uint16 when every rank fits:
-    half the memory a node's gather walks through (about 5 % of a fit)."""
-    return feature_keys(X)[0]
-
-
-KEY_BLOCK = 32  # features transposed together by ``_feature_keys``
-
-
-def feature_keys(X):
-    """The integer keys the split search works on: dense ranks R (d, n)
-    (feature-major; equal values share a rank, so the split search can
-    sort a node by integer keys and cut between distinct values) and each
-    feature's mode, its most frequent rank (the smallest of equals) and
-    that rank's value in X (of the first sample holding it). The sweeps
-    skip the mode's samples (``sweep_hard``): on sparse features, most of
-    a node. Computed once per fit; float32 X (``check_X``)."""
-    X = np.ascontiguousarray(X, dtype=np.float32)
-    n, d = X.shape
-    R = np.empty((d, n), np.uint16 if n <= 65536 else np.uint32)
-    mode_rank = np.empty(d, np.uint32)
-    mode_val = np.empty(d, np.float32)
-    _feature_keys(X, R, mode_rank, mode_val)
-    return R, mode_rank, mode_val
-
-
-@nb.njit(cache=True)
-def _float_order(v, keys, order, tmp, cnt):
-    """An order of the float32 values v (no NaN; -0.0 given as +0.0): LSD
-    radix sort (11-bit digits) of their bits mapped to order-preserving
-    uint32 keys (``keys`` receives them); passes whose digit is the same
-    for every value are skipped. Returns the array holding the order."""
-    n = v.shape[0]
-    bits = v.view(np.uint32)
-    for a in range(n):
-        b = bits[a]
-        keys[a] = b ^ (((b >> 31) * np.uint32(0x7FFFFFFF)) | np.uint32(0x80000000))
-    for b in range(3 * 2048):
-        cnt[b] = 0
-    for a in range(n):
-        k = keys[a]
-        cnt[k & 2047] += 1
-        cnt[2048 + ((k >> 11) & 2047)] += 1
-        cnt[4096 + (k >> 22)] += 1
-    for a in range(n):
-        order[a] = a
-    src = order
-    dst = tmp
-    for p in range(3):
-        base = 2048 * p
-        shift = 11 * p
-        if cnt[base + ((keys[0] >> shift) & 2047)] == n:
-            continue  # one digit value: this pass keeps the order
-        tot = 0
-        for b in range(base, base + 2048):
-            c = cnt[b]
-            cnt[b] = tot
-            tot += c
-        for a in range(n):
-            i = src[a]
-            b = base + ((keys[i] >> shift) & 2047)
-            dst[cnt[b]] = i
-            cnt[b] += 1
-        src, dst = dst, src
-    return src
-
-
-@nb.njit(parallel=True, cache=True)
-def _feature_keys(X, R, mode_rank, mode_val):
-    """Fill R, mode_rank, mode_val (see ``feature_keys``). Features go in
-    blocks of ``KEY_BLOCK``: a block is copied out of the sample-major X
-    row by row (contiguous reads; reading one feature's column alone walks
-    X with a stride of a whole row, a cache miss per sample), each of its
-    columns radix-sorted (``_float_order``) and walked once in sorted
-    order for its ranks and its mode."""
-    n, d = X.shape
-    n_blocks = (d + KEY_BLOCK - 1) // KEY_BLOCK
-    for blk in nb.prange(n_blocks):
-        f0 = blk * KEY_BLOCK
-        w = min(KEY_BLOCK, d - f0)
-        col = np.empty((w, n), np.float32)
-        for a in range(n):
-            for j in range(w):
-                col[j, a] = X[a, f0 + j] + np.float32(0.0)  # -0.0 + 0.0 = +0.0: one key for both zeros
-        keys = np.empty(n, np.uint32)
-        order = np.empty(n, np.int64)
-        tmp = np.empty(n, np.int64)
-        cnt = np.empty(3 * 2048, np.int64)
-        for j in range(w):
-            f = f0 + j
-            srt = _float_order(col[j], keys, order, tmp, cnt)
-            r = 0
-            run0 = 0  # start of the current run of equal values in sorted order
-            best = 0
-            best0 = 0
-            best_len = 0
-            R[f, srt[0]] = 0
-            for a in range(1, n + 1):
-                if a == n or keys[srt[a]] != keys[srt[a - 1]]:
-                    if a - run0 > best_len:  # strict: the smallest rank of equal counts
-                        best_len = a - run0
-                        best = r
-                        best0 = run0
-                    if a == n:
-                        break
-                    r += 1
-                    run0 = a
-                R[f, srt[a]] = r
-            first = n
-            for a in range(best0, best0 + best_len):
-                first = min(first, srt[a])
-            mode_rank[f] = best
-            mode_val[f] = X[first, f]
-
-
-@nb.njit(cache=True)
-def _sort_keys(keys, N, kmin, kmax, order, tmp, cnt):
-    """An order of keys[:N] (uint32 ranks) into ``order``, by node size and
-    key range: one counting-sort pass over kmin..kmax when the range is
-    small, insertion sort for tiny nodes, quicksort for mid-size ones, LSD
-    radix (8-bit digits) for large ones. Order within equal keys is
-    irrelevant to the hard sweep (integer sums); counting, insertion and
-    radix all keep the gathered order (stable), so choosing one of them
-    for another never changes it, and the soft sweep's float sums stay the
-    same bits.
-
-    Counting costs about 3 passes over the key range plus 2 over the keys,
-    insertion about N^2 / 4 moves: up to 32 keys, insertion is taken when
-    the range is wider than N^2 / 4 (deep nodes: a node of 100 samples of
-    a 17,523-sample tree has ~20 keys off the feature's mode spread over
-    thousands of ranks, where counting cost several times insertion)."""
-    span = kmax - kmin
-    counting_ok = span < cnt.shape[0] and span <= 64 * N
-    if counting_ok and (N > 32 or 4 * span <= N * N):
-        for b in range(span + 1):
-            cnt[b] = 0
-        for a in range(N):
-            cnt[keys[a] - kmin] += 1
-        tot = 0
-        for b in range(span + 1):
-            c = cnt[b]
-            cnt[b] = tot
-            tot += c
-        for a in range(N):
-            b = keys[a] - kmin
-            order[cnt[b]] = a
-            cnt[b] += 1
-        return order
-    if N <= 24 or (N <= 32 and counting_ok):
-        for a in range(N):
-            order[a] = a
-        for a in range(1, N):
-            v = order[a]
-            kv = keys[v]
-            b = a - 1
-            while b >= 0 and keys[order[b]] > kv:
-                order[b + 1] = order[b]
-                b -= 1
-            order[b + 1] = v
-        return order
-    if N <= 512:
-        return np.argsort(keys[:N])
-    for a in range(N):
-        order[a] = a
-    shift = 0
-    src = order
-    dst = tmp
-    while True:
-        for b in range(256):
-            cnt[b] = 0
-        for a in range(N):
-            cnt[((keys[src[a]] - kmin) >> shift) & 255] += 1
-        tot = 0
-        for b in range(256):
-            c = cnt[b]
-            cnt[b] = tot
-            tot += c
-        for a in range(N):
-            i = src[a]
-            b = ((keys[i] - kmin) >> shift) & 255
-            dst[cnt[b]] = i
-            cnt[b] += 1
-        src, dst = dst, src
-        shift += 8
-        if shift >= 32 or (span >> shift) == 0:
-            break
-    return src
-
-
 @nb.njit(cache=True)
 def _in_key_order(q, g0, cm, pos, skey, md):
     """The q-th of a node's samples in key order, as (node position, key):
@@ -279,7 +91,7 @@ def _next_candidate(features, draw, n_known, max_features, rng_state, f_i, n_fou
 @nb.njit(cache=True, error_model="numpy")
 def search_node(X, R, mode_rank, mode_val, samples, start, end, features, draw, n_known, max_features, rng_state,
                 keys, order, tmp, cnt, cpos, pos, skey, k, soft_mode, imp_S, sumS, sumsqS, n_lab, layer_ptr, nptr, ntag,
-                nrow, slots, nsoft, K, cS, PS, MS, W, cL, PL, ML, T, wstep, wmiss, min_leaf):
+                nrow, slots, nsoft, K, cS, PS, MS, W, c_swept, P_swept, M_swept, T, wstep, wmiss, min_leaf):
     """Best split of one node: (feature, threshold, gain, rank of the first
     right sample, number of features newly found constant); feature -1
     when no cut has a positive gain. The node's tags are in node-local form
@@ -368,10 +180,10 @@ def search_node(X, R, mode_rank, mode_val, samples, start, end, features, draw, 
             pos[p] = cpos[i]
             skey[p] = keys[i]
         if soft_mode:
-            gain, nl = sweep_soft(N, m, g0, pos, skey, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, MS, W, PL, ML, T,
-                                  min_leaf, imp_S, best_gain, nlabS, wstep, wmiss, SW, C2, margin)
+            gain, nl = sweep_soft(N, m, g0, pos, skey, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, MS, W, P_swept,
+                                  M_swept, T, min_leaf, imp_S, best_gain, nlabS, wstep, wmiss, SW, C2, margin)
         else:
-            gain, nl = sweep_hard(N, n_lab, m, g0, pos, skey, nptr, ntag, slots, K, lsz, cS, cL, min_leaf, imp_S,
+            gain, nl = sweep_hard(N, n_lab, m, g0, pos, skey, nptr, ntag, slots, K, lsz, cS, c_swept, min_leaf, imp_S,
                                   sumS, sumsqS)
         if nl > 0 and gain > best_gain:
             best_gain = gain
@@ -417,8 +229,10 @@ def soft_rows(samples, n_layers, has_layer, use_soft):
 
 @nb.njit(cache=True, error_model="numpy")
 def _workspace(n, n_layers, layer_ptr, n_tag_entries, n_soft_rows):
-    """keys, order, tmp, cnt, cpos, pos, skey (sorting); cS, PS, MS, W, cL, PL, ML (per-tag
-    statistics, with spare entries for the dummy tags); nptr, ntag, nrow, slots,
+    """keys, order, tmp, cnt, cpos, pos, skey (sorting); cS, PS, MS, W (per-tag
+    statistics of the node), c_swept, P_swept, M_swept (of the side a sweep moves
+    samples into: the left on the forward pass, the right on the backward one;
+    all with spare entries for the dummy tags); nptr, ntag, nrow, slots,
     nsoft (node-local tags, see ``node_layer_tags``); T (per-tag terms of
     ``sweep_soft``); wstep, wmiss (its bound weights, ``soft_step_bounds``)."""
     max_layer = 1
@@ -449,7 +263,7 @@ def best_split_over(X, R, mode_rank, mode_val, samples, features, n_layers, ly_i
     Returns (feature, threshold, gain, target_layer); feature -1 if no split.
     """
     n = samples.shape[0]
-    keys, order, tmp, cnt, cpos, pos, skey, cS, PS, MS, W, cL, PL, ML, nptr, ntag, nrow, slots, nsoft, T, wstep, wmiss = (
+    keys, order, tmp, cnt, cpos, pos, skey, cS, PS, MS, W, c_swept, P_swept, M_swept, nptr, ntag, nrow, slots, nsoft, T, wstep, wmiss = (
         _workspace(n, n_layers, layer_ptr, tag_entries(samples, ly_indptr),
                    soft_rows(samples, n_layers, has_layer, use_soft)))
     k, soft_mode, imp, sumS, sumsq, n_lab = target_layer(samples, 0, n, n_layers, ly_indptr, ly_indices, layer_ptr,
@@ -462,7 +276,7 @@ def best_split_over(X, R, mode_rank, mode_val, samples, features, n_layers, ly_i
     best_f, best_t, best_gain, _, _ = search_node(
         X, R, mode_rank, mode_val, samples, 0, n, features, False, 0, 0, np.zeros(1, np.uint64), keys, order, tmp, cnt,
         cpos, pos, skey, k, soft_mode,
-        imp, sumS, sumsq, n_lab, layer_ptr, nptr, ntag, nrow, slots, nsoft, K, cS, PS, MS, W, cL, PL, ML, T, wstep, wmiss, min_leaf)
+        imp, sumS, sumsq, n_lab, layer_ptr, nptr, ntag, nrow, slots, nsoft, K, cS, PS, MS, W, c_swept, P_swept, M_swept, T, wstep, wmiss, min_leaf)
     clear_counts(samples, 0, n, k, ly_indptr, ly_indices, cS)
     return best_f, best_t, best_gain, k
 
@@ -491,7 +305,7 @@ def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indice
     left = np.full(cap, -1, np.int32)
     right = np.full(cap, -1, np.int32)
     leaf_id = np.full(cap, -1, np.int32)
-    keys, order, tmp, cnt, cpos, pos, skey, cS, PS, MS, W, cL, PL, ML, nptr, ntag, nrow, slots, nsoft, T, wstep, wmiss = (
+    keys, order, tmp, cnt, cpos, pos, skey, cS, PS, MS, W, c_swept, P_swept, M_swept, nptr, ntag, nrow, slots, nsoft, T, wstep, wmiss = (
         _workspace(n, n_layers, layer_ptr, tag_entries(samples, ly_indptr),
                    soft_rows(samples, n_layers, has_layer, use_soft)))
     features = np.arange(d).astype(np.int64)
@@ -536,7 +350,7 @@ def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indice
                 best_f, best_t, _, best_rank, n_found = search_node(
                     X, R, mode_rank, mode_val, samples, start, end, features, True, n_known, max_features,
                     rng_state, keys, order, tmp, cnt, cpos, pos, skey, k, soft_mode, imp, sumS, sumsq, n_lab, layer_ptr, nptr,
-                    ntag, nrow, slots, nsoft, K, cS, PS, MS, W, cL, PL, ML, T, wstep, wmiss, min_leaf)
+                    ntag, nrow, slots, nsoft, K, cS, PS, MS, W, c_swept, P_swept, M_swept, T, wstep, wmiss, min_leaf)
                 clear_counts(samples, start, end, k, ly_indptr, ly_indices, cS)
         if best_f < 0:
             leaf_id[node] = n_leaves

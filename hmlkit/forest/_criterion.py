@@ -182,7 +182,7 @@ def node_layer_tags(samples, start, end, k, layer_ptr, ly_indptr, ly_indices, ha
 
 
 @nb.njit(cache=True, inline="always")
-def clear_side(pos, lo, hi, nptr, ntag, slots, K, lsz, cA):
+def clear_side(pos, lo, hi, nptr, ntag, slots, K, lsz, c_swept):
     """Zero the counts of the swept side (positions pos[lo:hi], dummy tags
     included): one vectorised pass over the layer when the side touched a
     large share of it, else through the same fixed-trip slots the sweep
@@ -190,18 +190,18 @@ def clear_side(pos, lo, hi, nptr, ntag, slots, K, lsz, cA):
     at almost every position, see ``node_layer_tags``)."""
     if (hi - lo) * K >= lsz:
         for li in range(lsz + K):
-            cA[li] = 0
+            c_swept[li] = 0
         return
     for p in range(lo, hi):
         o = pos[p]
         for j in range(K):
-            cA[slots[o * K + j]] = 0
+            c_swept[slots[o * K + j]] = 0
         for b in range(nptr[o] + K, nptr[o + 1]):  # rare
-            cA[ntag[b]] = 0
+            c_swept[ntag[b]] = 0
 
 
 @nb.njit(cache=True, error_model="numpy")
-def sweep_hard(N, n_lab, m, g0, pos, skey, nptr, ntag, slots, K, lsz, cS, cA, min_leaf, imp_S, sumS, sumsqS):
+def sweep_hard(N, n_lab, m, g0, pos, skey, nptr, ntag, slots, K, lsz, cS, c_swept, min_leaf, imp_S, sumS, sumsqS):
     """Best cut of one sorted feature, hard tags. Returns (gain, n_left).
 
     ``n_lab``: the node's samples with mass. N (every sample is a labelled
@@ -226,68 +226,68 @@ def sweep_hard(N, n_lab, m, g0, pos, skey, nptr, ntag, slots, K, lsz, cS, cA, mi
     sum c_A^2 grows by 2 c + 1 and X = sum c_S c_A by c_S, and the other
     side's sum c_B^2 = sum c_S^2 - 2 X + sum c_A^2. Dummy slots count too
     (their c_S is 0, so X ignores them); their share of sum c_A^2 is
-    sum_j m_j^2, m_j = cA[lsz + j] the dummy's own count, taken off only
+    sum_j m_j^2, m_j = c_swept[lsz + j] the dummy's own count, taken off only
     where a cut is scored. (Masking each dummy update instead cost ~15 %
     more per position.) The integers, hence q, are those of the direct
     per-side sums; of equal q the leftmost cut wins, as in one left-to-right
-    sweep. ``cA`` is zero on entry and on exit."""
+    sweep. ``c_swept`` is zero on entry and on exit."""
     best_q = -1.0
     best_nl = -1
     all_lab = n_lab == N
     for side in range(2):
         cnt = g0 if side == 0 else m - g0
-        sumsqA_raw = 0
+        sumsq_swept_raw = 0
         X = 0
-        nAl = 0
+        nlab_swept = 0
         for i in range(cnt):
             p = i if side == 0 else m - 1 - i
             o = pos[p]
             if all_lab or nptr[o + 1] > nptr[o]:
-                nAl += 1
+                nlab_swept += 1
             for j in range(K):  # fixed trip count: branch-free
                 li = slots[o * K + j]
-                c = cA[li]
-                sumsqA_raw += 2 * c + 1
+                c = c_swept[li]
+                sumsq_swept_raw += 2 * c + 1
                 X += cS[li]
-                cA[li] = c + 1
+                c_swept[li] = c + 1
             for b in range(nptr[o] + K, nptr[o + 1]):  # rare
                 li = ntag[b]
-                c = cA[li]
-                sumsqA_raw += 2 * c + 1
+                c = c_swept[li]
+                sumsq_swept_raw += 2 * c + 1
                 X += cS[li]
-                cA[li] = c + 1
-            nA = i + 1
-            nB = N - nA
-            if nB < min_leaf:
+                c_swept[li] = c + 1
+            n_swept = i + 1
+            n_other = N - n_swept
+            if n_other < min_leaf:
                 break
             # the next sample in sweep order shares the key: no cut here (the
             # side's last sample borders the mode group or the other side,
             # whose keys differ)
             if i + 1 < cnt and skey[p + 1 - 2 * side] == skey[p]:
                 continue
-            if nA < min_leaf:
+            if n_swept < min_leaf:
                 continue
             dummy = 0
             for j in range(K):
-                mj = cA[lsz + j]
+                mj = c_swept[lsz + j]
                 dummy += mj * mj
-            sumsqA = sumsqA_raw - dummy
-            sumsqB = sumsqS - 2 * X + sumsqA
+            sumsq_swept = sumsq_swept_raw - dummy
+            sumsq_other = sumsqS - 2 * X + sumsq_swept
             if all_lab:
-                q = (sumsqA * nB + sumsqB * nA) / (nA * nB)
+                q = (sumsq_swept * n_other + sumsq_other * n_swept) / (n_swept * n_other)
             else:
                 # sum c^2 / |side| over the sides with mass
-                nBl = n_lab - nAl
+                nlab_other = n_lab - nlab_swept
                 q = 0.0
-                if nAl > 0:
-                    q += sumsqA / nAl
-                if nBl > 0:
-                    q += sumsqB / nBl
-            nl = nA if side == 0 else nB
+                if nlab_swept > 0:
+                    q += sumsq_swept / nlab_swept
+                if nlab_other > 0:
+                    q += sumsq_other / nlab_other
+            nl = n_swept if side == 0 else n_other
             if q > best_q or (q == best_q and nl < best_nl):
                 best_q = q
                 best_nl = nl
-        clear_side(pos, 0 if side == 0 else g0, g0 if side == 0 else m, nptr, ntag, slots, K, lsz, cA)
+        clear_side(pos, 0 if side == 0 else g0, g0 if side == 0 else m, nptr, ntag, slots, K, lsz, c_swept)
     if best_nl < 0:
         return -1.0, -1
     return imp_S - 2.0 * (sumS - best_q) / n_lab, best_nl
@@ -343,24 +343,24 @@ def soft_step_bounds(N, nptr, ntag, nrow, lsz, nsoft, PS, MS, W, wstep, wmiss):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def soft_step_bound(missing, w, wm, wm2, nlabB, SW, C2):
+def soft_step_bound(missing, w, wm, wm2, nlab_other, SW, C2):
     """Upper bound on the rise of the soft gain when one sample moves from
-    side B to side A (see ``sweep_soft``). ``nlabB``: labelled samples on B
-    before the move; w = wstep of the sample; wm, wm2 = its wmiss row
+    the other side into the swept one (see ``sweep_soft``). ``nlab_other``:
+    labelled samples on the other side before the move; w = wstep of the sample; wm, wm2 = its wmiss row
     (missing samples); SW, C2 from ``soft_step_bounds``."""
     if missing:
-        if nlabB >= 1.0:
-            return w + min(wm, wm2 / (nlabB * nlabB))
+        if nlab_other >= 1.0:
+            return w + min(wm, wm2 / (nlab_other * nlab_other))
         return w + wm
-    r = nlabB - 1.0
+    r = nlab_other - 1.0
     if r >= 1.0:
         return w + min(SW, C2 / (r * r))
     return w + SW
 
 
 @nb.njit(cache=True, error_model="numpy")
-def sweep_soft(N, m, g0, pos, skey, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, MS, W, PA, MA, T, min_leaf, imp_S,
-               best0, nlabS, wstep, wmiss, SW, C2, margin):
+def sweep_soft(N, m, g0, pos, skey, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, MS, W, P_swept, M_swept, T, min_leaf,
+               imp_S, best0, nlabS, wstep, wmiss, SW, C2, margin):
     """Best cut of one sorted feature with soft tags for missing samples,
     among those whose gain beats ``best0`` (the node's best so far); returns
     (gain, n_left), n_left -1 if none does.
@@ -368,9 +368,9 @@ def sweep_soft(N, m, g0, pos, skey, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, 
     Sweeps the two sides of the feature's mode group as ``sweep_hard`` does
     (forward over pos[:g0] into the left side, backward over pos[g0:m] into
     the right), the other side being the node's totals PS, MS minus the
-    swept side. PA[li]: positive mass of the swept side A (soft plus hard
-    counts); MA[li]: soft mass of its missing samples (its labelled ones add
-    ``nlabA`` to every tag); W from ``soft_step_bounds``. A missing sample's
+    swept side. P_swept[li]: positive mass of the swept side A (soft plus hard
+    counts); M_swept[li]: soft mass of its missing samples (its labelled ones add
+    ``nlab_swept`` to every tag); W from ``soft_step_bounds``. A missing sample's
     soft values come from the node's copy ``nsoft`` (see
     ``node_layer_tags``). The per-tag term is symmetric in the two sides; of
     equal gains the leftmost cut wins.
@@ -406,9 +406,9 @@ def sweep_soft(N, m, g0, pos, skey, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, 
     for side in range(2):
         cnt = g0 if side == 0 else m - g0
         for li in range(lsz):
-            PA[li] = 0.0
-            MA[li] = 0.0
-        nlabA = 0.0
+            P_swept[li] = 0.0
+            M_swept[li] = 0.0
+        nlab_swept = 0.0
         ub = margin  # the gain with nothing moved is 0
         for i in range(cnt):
             p = i if side == 0 else m - 1 - i
@@ -416,34 +416,34 @@ def sweep_soft(N, m, g0, pos, skey, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, 
             r = nrow[o]
             if r >= 0:
                 for li in range(lsz):
-                    PA[li] += nsoft[r, li]
-                    MA[li] += nsoft[r, lsz + li]
-                ub += soft_step_bound(True, wstep[o], wmiss[r, 0], wmiss[r, 1], nlabS - nlabA, SW, C2)
+                    P_swept[li] += nsoft[r, li]
+                    M_swept[li] += nsoft[r, lsz + li]
+                ub += soft_step_bound(True, wstep[o], wmiss[r, 0], wmiss[r, 1], nlabS - nlab_swept, SW, C2)
             else:
-                ub += soft_step_bound(False, wstep[o], 0.0, 0.0, nlabS - nlabA, SW, C2)
-                nlabA += 1.0
+                ub += soft_step_bound(False, wstep[o], 0.0, 0.0, nlabS - nlab_swept, SW, C2)
+                nlab_swept += 1.0
                 for j in range(K):
-                    PA[slots[o * K + j]] += 1.0  # dummy tags (>= lsz) are never read
+                    P_swept[slots[o * K + j]] += 1.0  # dummy tags (>= lsz) are never read
                 for b in range(nptr[o] + K, nptr[o + 1]):
-                    PA[ntag[b]] += 1.0
-            nA = i + 1
-            nB = N - nA
-            if nB < min_leaf:
+                    P_swept[ntag[b]] += 1.0
+            n_swept = i + 1
+            n_other = N - n_swept
+            if n_other < min_leaf:
                 break
             if i + 1 < cnt and skey[p + 1 - 2 * side] == skey[p]:
                 continue
-            if nA < min_leaf or ub < best:
+            if n_swept < min_leaf or ub < best:
                 continue
             for li in range(lsz):
-                Pa = PA[li]
-                Ma = MA[li] + nlabA
-                Pb = PS[li] - Pa
-                # one division per tag: Pa^2/Ma + Pb^2/Mb over a common
+                P_s = P_swept[li]
+                M_s = M_swept[li] + nlab_swept
+                P_o = PS[li] - P_s
+                # one division per tag: P_s^2/M_s + P_o^2/M_o over a common
                 # denominator; a side with (rounding-level) zero mass has zero
                 # positive mass too, and MASS_FLOOR keeps its term ~0
-                Mb = max(MS[li] - Ma, MASS_FLOOR)
-                Ma = max(Ma, MASS_FLOOR)
-                T[li] = W[li] * (Pa + Pb - (Pa * Pa * Mb + Pb * Pb * Ma) / (Ma * Mb))
+                M_o = max(MS[li] - M_s, MASS_FLOOR)
+                M_s = max(M_s, MASS_FLOOR)
+                T[li] = W[li] * (P_s + P_o - (P_s * P_s * M_o + P_o * P_o * M_s) / (M_s * M_o))
             h = P // 2
             top = lsz
             while h >= 8:
@@ -455,7 +455,7 @@ def sweep_soft(N, m, g0, pos, skey, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, 
             child = ((T[0] + T[1]) + (T[2] + T[3])) + ((T[4] + T[5]) + (T[6] + T[7]))
             gain = imp_S - child
             ub = gain + margin
-            nl = nA if side == 0 else nB
+            nl = n_swept if side == 0 else n_other
             if gain > best or (gain == best and nl < best_nl):
                 best = gain
                 best_nl = nl
