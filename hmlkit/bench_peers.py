@@ -91,13 +91,13 @@ def _fit(engine, X, Y, y, trees):
     if engine == "lightgbm":
         import lightgbm as lgb
 
-        # rf mode needs bagging or a feature fraction below 1: sqrt(d) per node, all rows
+        # rf mode refuses to run without row bagging or a per-tree feature fraction below 1: all rows,
+        # d - 1 features per tree (the fraction is floored), sqrt(d) of them tried per node
         t = time.perf_counter()
         f = lgb.LGBMRegressor(boosting_type="rf", n_estimators=trees, num_leaves=max(2, X.shape[0]), max_depth=-1,
                               min_child_samples=MIN_LEAF, min_child_weight=0.0, min_split_gain=0.0,
-                              feature_fraction_bynode=mf / d, feature_fraction=1.0, bagging_fraction=1.0,
-                              bagging_freq=0, subsample=1.0, n_jobs=N_JOBS, random_state=0,
-                              max_bin=255, verbose=-1).fit(X, y)
+                              feature_fraction=(d - 0.5) / d if d > 1 else 1.0, feature_fraction_bynode=mf / d,
+                              bagging_freq=0, n_jobs=N_JOBS, random_state=0, max_bin=255, verbose=-1).fit(X, y)
         secs = time.perf_counter() - t
         leaves = f.booster_.trees_to_dataframe().groupby("tree_index")["split_feature"].apply(lambda s: s.isna().sum())
         return secs, float(leaves.mean())
