@@ -300,8 +300,10 @@ def test_cli_prints_table_rows(capsys):
 
     main(["--profile", "trecvid", "--n-samples", "150", "--methods", "kmeans,cca_spclust",
           "--modes", "vifeat,blm", "--param", "n_init=2"])
-    rows = [l.split() for l in capsys.readouterr().out.splitlines() if l.startswith(("kmeans", "cca_spclust"))]
+    out = capsys.readouterr().out
+    rows = [l.split() for l in out.splitlines() if l.startswith(("kmeans", "cca_spclust"))]
     assert [r[:2] for r in rows] == [["kmeans", "vifeat"], ["cca_spclust", "blm"]]
+    assert "# cca_spclust takes no parameter n_init: not applied" in out  # said, not silently dropped
     for r in rows:
         vals = [float(v) for v in r[2:7]]
         assert all(-1 <= v <= 1 for v in vals)
