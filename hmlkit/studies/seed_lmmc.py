@@ -17,8 +17,7 @@ from . import paper_values as pv
 from .config import seed_setup
 
 PROFILES = {"quick": 450, "standard": 1200, "paper": 2379}  # samples of the synthetic trecvid profile
-METRICS = {"PUR": "purity", "NMI": "nmi", "RI": "ri", "FM": "f1"}
-PAPER = pv.LMMC_TABLE1  # Table 1, TRECVID MED 11 (in %)
+METRICS = dict(zip(pv.LMMC_METRICS, ("purity", "nmi", "ri", "f1")))  # the paper's measures, ours
 
 
 def setup(profile="quick", seed=0, results_dir="results", figures_dir="figures", n_seeds=3, C=10.0):
@@ -105,7 +104,7 @@ def table(ds):
     out = ds.score.mean("seed").to_pandas().round(1)
     out.columns = [f"{c} (ours)" for c in out.columns]
     for j, c in enumerate(METRICS):
-        out[f"{c} (paper)"] = [PAPER[m][j] for m in out.index]
+        out[f"{c} (paper)"] = [pv.LMMC_TABLE1[m][j] for m in out.index]
     return out
 
 
@@ -118,7 +117,7 @@ def plot(ds):
         v = ds.score.sel(metric=met)
         x = np.arange(len(names))
         ax.bar(x, v.mean("seed"), yerr=v.std("seed"), color="C0", alpha=.8, label="ours (synthetic)")
-        ax.plot(x, [PAPER[m][list(METRICS).index(met)] for m in names], "k_", ms=18, mew=2, label="paper (TRECVID)")
+        ax.plot(x, [pv.LMMC_TABLE1[m][list(METRICS).index(met)] for m in names], "k_", ms=18, mew=2, label="paper (TRECVID)")
         ax.set_xticks(x, names)
         ax.set_title(met)
     axes[0].legend(fontsize=7)
