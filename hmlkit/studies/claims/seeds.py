@@ -67,7 +67,7 @@ def _ghfart_subsets(ds):
     n = ds["n_clusters"].mean("seed")
     t = pv.GHFART_TABLE3
     return verdict(abs(inc - whole) <= 0.03), (
-        f"purity subsets {inc:.3f} vs whole set {whole:.3f} (|difference| {abs(inc - whole):.3f}, claim: <= 0.03); "
+        f"purity subsets {inc:.3f} vs whole set {whole:.3f} (apart by {abs(inc - whole):.3f}, claim: <= 0.03); "
         f"ART clusters {float(n.sel(variant='4 sequential subsets')):.1f} vs {float(n.sel(variant='adaptive (aw)')):.1f} "
         f"(paper mean AP {np.mean(t['subsets']['ap']):.3f} vs {np.mean(t['whole']['ap']):.3f}, "
         f"{sum(t['subsets']['n_clusters'])} vs {sum(t['whole']['n_clusters'])} clusters)")
