@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator
 
 from ._validation import SparseXTags, check_estimator_params, check_n_clusters, check_weight, check_X, check_Y
 from .affinity import _compact, leaf_knn
-from . import _kernels_affinity as KA
+from .affinity import _kernels as KA
 from . import _kernels_complete as KC
 from .tokens import resolve_feature_map
 

@@ -20,17 +20,14 @@ from .studies.profiles import PROFILES
 
 def _method_options():
     """(label, (key, mode)) of HML-RF and of every registered clustering method x input mode."""
-    opts = [("HML-RF", ("hmlrf", "hml"))]
-    try:
-        from .baselines import registry
+    from .baselines import registry
 
-        for name, spec in sorted(registry().items()):
-            if spec.kind != "clustering" or name == "hmlrf" or not spec.available()[0]:
-                continue
-            for mode in spec.input_modes:
-                opts.append((f"{name} ({mode})", (name, mode)))
-    except Exception:  # the panel still works with HML-RF alone
-        pass
+    opts = [("HML-RF", ("hmlrf", "hml"))]
+    for name, spec in sorted(registry().items()):
+        if spec.kind != "clustering" or name == "hmlrf" or not spec.available()[0]:
+            continue  # a method whose optional dependency (PyTorch) is missing is not offered
+        for mode in spec.input_modes:
+            opts.append((f"{name} ({mode})", (name, mode)))
     return opts
 
 

@@ -3,8 +3,8 @@
     python studies/_build_notebooks.py
 
 Each notebook: a markdown header, a ``parameters`` cell (papermill), a validation cell
-(``hmlkit.studies.setup``: fails at once on a bad parameter), then short cells calling
-``hmlkit.studies``. Edit here, not in the .ipynb files, to keep the set uniform.
+(``hmlkit.studies.setup``, or the seed study's ``setup``: fails at once on a bad parameter),
+then short cells calling ``hmlkit.studies``, ``study.save`` and the paper's claims. Edit here, not in the .ipynb files, to keep the set uniform.
 """
 from pathlib import Path
 
@@ -135,6 +135,62 @@ NB = {
 }
 
 
+# Seed-paper studies: the protocol lives in hmlkit/studies/seed_*.py (module ``S``), the
+# paper's numbers in hmlkit/studies/paper_values.py, its claims in hmlkit/studies/claims/seeds.py.
+# Cells: ("md", text) or ("code", source); the parameters cell, study.save and the claims follow.
+SEED_NB = {
+    'seed_lmmc': dict(
+        params='profile = "quick"        # quick | standard | paper\nseed = 0\nresults_dir = "results"\nfigures_dir = "figures"\nn_seeds = 3\nC = 10.0                 # the paper picks C from {10, 100, 1000}; fixed here (no selection on the test labels)',
+        cells=[
+            ('md', "# Seed 004 — Latent Maximum Margin Clustering (Zhou et al., NIPS 2013), Table 1 shape\n\nLMMC, MMC, SC, KM and NC on **DetScore** input (cross-validated per-tag linear SVM detection\nscores, z-scored per tag; `hmlkit.baselines.detection_scores`) of the synthetic `trecvid` profile\n(15 groups, 114 tags), averaged over data seeds. Measures as in the paper: purity (PUR), NMI,\nRand index (RI), pair-counting F-measure (FM). The paper's TRECVID MED 11 numbers are shown beside ours\n(different data: the shape, not the values, is what can be compared). Question: does LMMC beat MMC?"),
+            ('code', 'from hmlkit import studies as study\nfrom hmlkit.studies import seed_lmmc as S\n\ncfg = S.setup(profile, seed, results_dir, figures_dir, n_seeds=n_seeds, C=C)\ncfg'),
+            ('md', 'The conventional baselines as the paper sets them up (Sec. 5): SC on a 5-nearest-neighbour graph\nwith Gaussian width the mean 5-NN distance; NC (Shi & Malik) on the full Gaussian similarity\n(all samples neighbours; width: the median pairwise distance, our choice); KM = k-means.'),
+            ('code', 'ds = S.run(cfg)'),
+            ('code', 'S.table(ds)'),
+            ('code', 'fig = S.plot(ds)'),
+        ],
+    ),
+    'seed_ghfart': dict(
+        params='profile = "quick"        # quick | standard | paper\nseed = 0\nresults_dir = "results"\nfigures_dir = "figures"\nn_seeds = 3              # presentation orders / data seeds\nvigilance = 0.1',
+        cells=[
+            ('md', '# Seed 001 — GHF-ART (Meng, Tan, Xu, TKDE 2014): adaptive weights, incremental subsets, speed\n\nGHF-ART on the synthetic `nuswide` profile (visual channel: 4096-d features, min-max normalised and\ncomplement coded; tag channel: 1000 binary tags learnt as occurrence probabilities).\n\n1. adaptive (robustness) contribution weights γ vs equal weights (the paper\'s Table 4, GHF-ART_aw vs _ew)\n   and the semi-supervised GHF-ART(SS) with 3 labelled samples per group (Table 1), and a sweep of\n   fixed tag-channel weights against the adaptive one (Fig. 3a: "comparable with the best settings");\n2. clustering the whole set in one pass vs four sequential subsets with `partial_fit` (Table 3);\n3. the γ trace along the presentation (Fig. 3b);\n4. wall time on the full profile (the paper: < 10 s for 20,000 images).\n\nParameters as in the paper: α = 0.01, β = 0.6, ρ₀ = 0.1. Scores on the ART clusters themselves\n(ART picks its number of clusters; purity/NMI/RI/F as in `hmlkit.metrics`).'),
+            ('code', 'from hmlkit import studies as study\nfrom hmlkit.studies import seed_ghfart as S\n\ncfg = S.setup(profile, seed, results_dir, figures_dir, n_seeds=n_seeds, vigilance=vigilance)\ncfg'),
+            ('code', 'ds, traces = S.run(cfg)\nS.summary(ds)'),
+            ('code', 'S.differences(ds)'),
+            ('md', 'Speed (Sec. 6.1.2, Fig. 4): one pass over the full `nuswide` profile (17,523 samples, 4096-d + 1000 tags)\nin `standard` / `paper` profiles; in `quick` the same timing on the reduced data. The numba kernel is\ncompiled before timing.'),
+            ('code', 'ds = S.timing(ds, cfg)'),
+            ('code', 'fig = S.plot(ds, traces)'),
+        ],
+    ),
+    'seed_sfss': dict(
+        params='profile = "quick"        # quick | standard | paper\nseed = 0\nresults_dir = "results"\nfigures_dir = "figures"\ndatasets = ["nuswide", "corel16k"]',
+        cells=[
+            ('md', "# SFSS (Ma et al., ACM MM 2011): MAP against the share of labelled training images\n\nReproduces the protocol of the SFSS paper's Tables 2-4 and Fig. 2: a random training set (part of it labelled,\nthe rest unlabelled and seen only by the semi-supervised SFSS), the remaining images for testing; annotation MAP\non the test set for 1/2 %, 5 %, 10 %, 25 %, 50 %, 100 % labelled; SFSS against F-score + RLS and FSNM + RLS, each\nwith its best parameter setting over the profile's grid (as the paper does).\n\nData: the synthetic `nuswide` profile (81 most frequent of its complete tags as the concepts, PCA of the CNN-like\nfeatures) and the real Corel16k sample (mulan, 500 blob-token features, 153 keywords; Corel-5K protocol shares).\nThe paper's claim to check: **SFSS wins when 10 % or less of the training images are labelled.**"),
+            ('code', 'from hmlkit import studies as study\nfrom hmlkit.studies import seed_sfss as S\n\ncfg = S.setup(profile, seed, results_dir, figures_dir, datasets=datasets)\ncfg'),
+            ('code', 'splits = S.splits(cfg)\nS.describe(splits)'),
+            ('code', 'results, ds = S.run(splits, cfg)\nS.map_table(ds)'),
+            ('code', 'fig = S.plot(results)'),
+        ],
+    ),
+    'seed_mhcrf': dict(
+        params='profile = "quick"     # quick | standard | paper\nseed = 0\nresults_dir = "results"\nfigures_dir = "figures"\nn_samples = None      # None: the profile\'s (quick 600, else the full 2379)\nn_concepts = None     # None: the profile\'s (quick 3, else every group)\nn_rounds = None       # random train/test draws per concept\nn_pca = None          # visual dims after PCA\nhidden_grid = None    # Table 3 grid (None: the profile\'s)',
+        cells=[
+            ('md', "# Seed 003 — M-HCRF (Jiang et al., Pattern Recognition Letters 2015): Tables 1 and 3 on our data\n\nThe protocol of the paper's Table 1 (F1 of M-HCRF vs SVM, CRF, CCA+SVM, CCA+CRF and the uni-modal model on\nvisual+tag data) and Table 3\n(F1 of M-HCRF against the number of hidden variables), on the synthetic `trecvid` profile of `hmlkit.data`:\n\n* one binary concept at a time: a ground-truth group of the data, one-vs-rest;\n* training set: `n_pos` positives and `n_neg` negatives drawn at random (the paper's Wikipedia protocol, 150/250;\n  at most ¾ of a concept's positives so that some remain for testing), every other sample is tested;\n  F1 of the positive class, mean over concepts × rounds (the paper: 5 rounds);\n* visual view: `X` reduced by PCA to `n_pca` dims (unsupervised; keeps the observation-hidden weights of M-HCRF\n  few and the same input for every method — the paper feeds its 500-d BoVW directly); tag view: the observed tags `Y`;\n* M-HCRF: binary hidden variables shared by both views, ergodic hidden graph, exact inference (enumeration),\n  L-BFGS with random restarts; SVM: linear SVM on `[x, z]`; CRF: the same features, the category as the only random\n  variable (= logistic regression); CCA+SVM / CCA+CRF: 10 CCA components appended to the original features (the\n  framework of the paper's Ref. [16]); the CCA is unsupervised and, like the PCA, is fitted once on every sample's\n  views (no label is ever used); uni-modal model: one CRF per view, probabilities multiplied.\n* `C` of every method (M-HCRF's `δ²`, the SVMs' `C`) is chosen from {0.01, 0.1, 1, 10, 100} (quick: {0.1, 1, 10}) by 3-fold F1 on the training\n  set of each run; the Table 3 grid reuses the `C` chosen for the Table 1 M-HCRF. The paper states no tuning.\n\nLibrary code: `hmlkit/baselines/mhcrf.py` (model), `hmlkit/baselines/mhcrf_baselines.py` (baselines); the protocol is `hmlkit/studies/seed_mhcrf.py`."),
+            ('code', 'from hmlkit import studies as study\nfrom hmlkit.studies import seed_mhcrf as S\n\ncfg = S.setup(profile, seed, results_dir, figures_dir, n_samples=n_samples, n_concepts=n_concepts,\n              n_rounds=n_rounds, n_pca=n_pca, hidden_grid=hidden_grid)\ncfg'),
+            ('code', 'data, concepts = S.load(cfg)'),
+            ('code', 'ds = S.run(data, concepts, cfg)'),
+            ('md', "## Table 1: F1 per method, ours beside the paper's four data sets\n\n(the paper's numbers are on other data, Pascal07 / MIR / Wiki / NUS-WIDE: compare the ranking of methods, not the values)"),
+            ('code', 'table, wins = S.mhcrf_study_summary(ds)\ntable.round(4)'),
+            ('code', 'S.print_wins(table, wins)'),
+            ('code', 'ds["f1"].mean("round").to_pandas().T.round(3)  # per concept'),
+            ('code', 'ds["C_selected"].median("round").to_pandas().T  # C chosen on the training set (median over rounds)'),
+            ('md', '## Table 3: F1 of M-HCRF against the number of hidden variables'),
+            ('code', 'S.hidden_table(ds)'),
+            ('code', 'fig = S.plot_mhcrf_study(ds)'),
+        ],
+    ),
+}
+
 def build(name, spec):
     nb = nbf.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -157,6 +213,23 @@ def build(name, spec):
     return nb
 
 
+def build_seed(name, spec):
+    """A seed-paper notebook: its cells, then ``study.save`` and the claims, as a paper notebook."""
+    nb = nbf.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    cells = [nbf.v4.new_markdown_cell(spec["cells"][0][1])]
+    p = nbf.v4.new_code_cell(spec["params"])
+    p.metadata["tags"] = ["parameters"]
+    cells.append(p)
+    for kind, src in spec["cells"][1:]:
+        cells.append(nbf.v4.new_markdown_cell(src) if kind == "md" else nbf.v4.new_code_cell(src))
+    cells.append(nbf.v4.new_code_cell("study.save(ds, fig, cfg)"))
+    cells.append(nbf.v4.new_markdown_cell("## The seed paper's claims, judged on this run"))
+    cells.append(nbf.v4.new_code_cell("study.show_claims(ds, cfg.name)"))
+    nb.cells = cells
+    return nb
+
+
 def write(nb, path):
     """Write ``nb``, keeping the cell ids of the notebook already at ``path`` (same cell
     count), so that regenerating changes only what changed."""
@@ -173,6 +246,8 @@ def write(nb, path):
 def main():
     for name, spec in NB.items():
         write(build(name, spec), HERE / f"{name}.ipynb")
+    for name, spec in SEED_NB.items():
+        write(build_seed(name, spec), HERE / f"{name}.ipynb")
     write(build_explore(), HERE / "explore.ipynb")
     write(build_bench(), HERE / "bench_speed.ipynb")
 

@@ -262,6 +262,23 @@ def test_ccforest_uses_tags_when_visual_is_noise(blobs):
         ConstrainedClusteringForest(3, n_estimators=2, max_features="bad").fit(blobs.X, Y)
 
 
+def test_ccforest_settings_follow_the_forest(blobs):
+    """CC-Forest resolves max_features, min_samples_leaf and n_jobs with HMLForest's own code."""
+    from hmlkit.baselines.ccforest import ConstrainedClusteringForest
+    from hmlkit.forest import HMLForest
+
+    d = blobs.X.shape[1]
+    for mf in ("sqrt", "log2", None, 0.5, 2):
+        ccf = ConstrainedClusteringForest(3, n_estimators=4, max_features=mf, n_jobs=3)
+        assert ccf._resolve(d) == (HMLForest(max_features=mf)._check_params(d), 3)
+    _, Y = make_input("blm", blobs)
+    for bad, match in ((dict(max_features=d + 1), "larger than the number of features"),
+                       (dict(min_samples_leaf=0), "min_samples_leaf"), (dict(n_jobs=0), "n_jobs"),
+                       (dict(tag_weight=-1.0), "tag_weight")):
+        with pytest.raises(ValueError, match=match):
+            ConstrainedClusteringForest(3, n_estimators=2, **bad).fit(blobs.X, Y)
+
+
 def test_affinity_propagation_kernel_matches_sklearn():
     from sklearn.cluster import AffinityPropagation
     from sklearn.metrics import pairwise_distances
@@ -283,8 +300,10 @@ def test_cli_prints_table_rows(capsys):
 
     main(["--profile", "trecvid", "--n-samples", "150", "--methods", "kmeans,cca_spclust",
           "--modes", "vifeat,blm", "--param", "n_init=2"])
-    rows = [l.split() for l in capsys.readouterr().out.splitlines() if l.startswith(("kmeans", "cca_spclust"))]
+    out = capsys.readouterr().out
+    rows = [l.split() for l in out.splitlines() if l.startswith(("kmeans", "cca_spclust"))]
     assert [r[:2] for r in rows] == [["kmeans", "vifeat"], ["cca_spclust", "blm"]]
+    assert "# cca_spclust takes no parameter n_init: not applied" in out  # said, not silently dropped
     for r in rows:
         vals = [float(v) for v in r[2:7]]
         assert all(-1 <= v <= 1 for v in vals)

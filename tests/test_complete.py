@@ -5,7 +5,7 @@ import scipy.sparse as sp
 
 from hmlkit import HMLTagCompleter
 from hmlkit.complete import cluster_tag_scores, cooccurrence_scores, rank_observed_last
-from hmlkit import _kernels_affinity as KA
+from hmlkit.affinity import _kernels as KA
 from hmlkit import _kernels_complete as KC
 
 

@@ -113,22 +113,6 @@ def test_bad_input():
         m.partial_fit(X[:, :3], Y)
 
 
-def test_seed_notebook_runs_quick(tmp_path):
-    import pathlib
-
-    from hmlkit.studies.runner import CELL_TIMEOUT, execute_notebook
-    import xarray as xr
-
-    root = pathlib.Path(__file__).resolve().parents[1]
-    execute_notebook(str(root / "studies/seed_ghfart.ipynb"), str(tmp_path / "out.ipynb"),
-                     parameters={"profile": "quick", "n_seeds": 1, "results_dir": str(tmp_path / "r"),
-                                 "figures_dir": str(tmp_path / "f")}, cwd=str(root), progress_bar=False,
-                     cell_timeout=CELL_TIMEOUT["quick"])
-    ds = xr.open_dataset(tmp_path / "r/seed_ghfart.nc")
-    assert ds.score.sizes["variant"] == 4 and float(ds.timing_s) > 0
-    assert (tmp_path / "f/seed_ghfart.png").exists()
-
-
 def test_registry_runs_ghfart_in_its_blm_mode():
     """run_clustering fits every blm method as fit(X, Y, layers=...): GHF-ART too."""
     from hmlkit.baselines import run_clustering

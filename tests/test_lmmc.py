@@ -72,22 +72,11 @@ def test_bad_input():
         m.decision_function(S[:, :3])
 
 
-def test_seed_notebook_runs_quick(tmp_path):
-    import pathlib
+def test_seed_setup_fails_at_once_on_a_bad_parameter():
+    """The notebook's validation cell (its run is in test_studies_notebooks' shared quick run)."""
+    from hmlkit.studies import seed_lmmc
 
-    from hmlkit.studies.runner import CELL_TIMEOUT, execute_notebook
-    import xarray as xr
-
-    root = pathlib.Path(__file__).resolve().parents[1]
-    execute_notebook(str(root / "studies/seed_lmmc.ipynb"), str(tmp_path / "out.ipynb"),
-                     parameters={"profile": "quick", "n_seeds": 1, "results_dir": str(tmp_path / "r"),
-                                 "figures_dir": str(tmp_path / "f")}, cwd=str(root), progress_bar=False,
-                     cell_timeout=CELL_TIMEOUT["quick"])
-    ds = xr.open_dataset(tmp_path / "r/seed_lmmc.nc")
-    assert set(ds.method.values) == {"LMMC", "MMC", "SC", "KM", "NC"}
-    assert ((ds.score >= 0) & (ds.score <= 100)).all()
-    assert (tmp_path / "f/seed_lmmc.png").exists()
-    with pytest.raises(Exception, match="profile must be one of"):
-        execute_notebook(str(root / "studies/seed_lmmc.ipynb"), str(tmp_path / "bad.ipynb"),
-                         parameters={"profile": "huge"}, cwd=str(root), progress_bar=False,
-                         cell_timeout=CELL_TIMEOUT["quick"])
+    with pytest.raises(ValueError, match="profile must be one of"):
+        seed_lmmc.setup(profile="huge")
+    with pytest.raises(ValueError, match="n_seeds"):
+        seed_lmmc.setup(n_seeds=0)

@@ -180,28 +180,3 @@ def test_sfss_system_iterative_solver_matches_dense(monkeypatch):
     A2, B2, F2, _, _ = sfss_system(X, Y.astype(float), lab, 0.5)
     np.testing.assert_allclose(A2, A1, rtol=1e-7, atol=1e-8 * np.abs(A1).max())
     np.testing.assert_allclose(B2, B1, rtol=1e-4, atol=1e-6 * np.abs(B1).max())
-
-
-def test_seed_sfss_notebook_quick(tmp_path):
-    """The study notebook runs end to end in the quick profile."""
-    import os
-    from pathlib import Path
-
-    from hmlkit.studies.runner import CELL_TIMEOUT, execute_notebook
-    import xarray as xr
-
-    root = Path(__file__).resolve().parent.parent
-    env_path = os.environ.get("PYTHONPATH", "")
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env_path) if p)
-    try:
-        execute_notebook(str(root / "studies" / "seed_sfss.ipynb"), str(tmp_path / "out.ipynb"),
-                         parameters=dict(profile="quick", results_dir=str(tmp_path / "results"),
-                                         figures_dir=str(tmp_path / "figures")),
-                         cwd=str(root), progress_bar=False, kernel_name="python3",
-                         cell_timeout=CELL_TIMEOUT["quick"])
-    finally:
-        os.environ["PYTHONPATH"] = env_path
-    ds = xr.open_dataset(tmp_path / "results" / "seed_sfss.nc")
-    assert set(ds["map"].dims) == {"dataset", "method", "share_index", "repeat"}
-    assert np.isfinite(ds["map"].values).all()
-    assert (tmp_path / "figures" / "seed_sfss.png").stat().st_size > 1000

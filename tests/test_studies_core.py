@@ -212,6 +212,48 @@ def test_claim_verdicts():
     assert set(claims.CLAIMS) == set(STUDIES)
 
 
+def _lmmc_result(lmmc, mmc, others=20.0):
+    """A seed_lmmc result: ``score(method, metric, seed)`` in %, LMMC and MMC at the given levels."""
+    methods = ["LMMC", "MMC", "SC", "KM", "NC"]
+    score = np.full((5, 4, 2), float(others))
+    score[0], score[1] = lmmc, mmc
+    return xr.Dataset({"score": (("method", "metric", "seed"), score)},
+                      coords={"method": methods, "metric": list(pv.LMMC_METRICS), "seed": [0, 1]})
+
+
+def test_seed_claims_judge_the_seed_results():
+    res = {r.id: r for r in claims.evaluate("seed_lmmc", _lmmc_result(40.0, 30.0))}
+    assert res["L-mmc"].verdict == claims.HOLDS and res["L-conv"].verdict == claims.HOLDS
+    assert "paper 39.0/28.7/89.5/22.1" in res["L-mmc"].detail  # the seed paper's Table 1 beside ours
+    res = {r.id: r for r in claims.evaluate("seed_lmmc", _lmmc_result(30.0, 40.0))}
+    assert res["L-mmc"].verdict == claims.FAILS and "MMC PUR" in res["L-mmc"].detail
+    assert res["L-mmc-conv"].verdict == claims.HOLDS
+    # a method the study did not run: not checked, with the reason
+    res = {r.id: r for r in claims.evaluate("seed_lmmc", _lmmc_result(40.0, 30.0).drop_sel(method="NC"))}
+    assert res["L-conv"].verdict == claims.UNCHECKED and "NC not run" in res["L-conv"].detail
+
+
+def test_seed_study_claims_appear_in_report(tmp_path):
+    """A seed study's result goes through save and the report like a paper study's: its
+    claims are rows of REPORT.md's summary and of its own section."""
+    cfg = study.seed_setup("seed_lmmc", {"quick": 1}, "quick", 0, tmp_path / "r", tmp_path / "f")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    study.save(_lmmc_result(40.0, 30.0), plt.figure(), cfg)
+    path, results = report.write_report(tmp_path / "r", tmp_path / "f")
+    text = path.read_text()
+    seed = [r for r in results if r.study == "seed_lmmc"]
+    assert [r.id for r in seed] == [c[0] for c in claims.CLAIMS["seed_lmmc"]]
+    section = text.split("## seed_lmmc")[1].split("\n## ")[0]
+    for r in seed:
+        assert f"| seed_lmmc | {r.text} | {report._MARK[r.verdict]} |" in text
+        assert f"| {r.text} | {report._MARK[r.verdict]} | {r.detail} |" in section
+    assert "Claims: 3 hold, 0 do not hold, 0 not checked" in text  # only seed_lmmc has a result
+
+
 # ------------------------------------------------------------------ save, report, atomicity
 def test_save_report_and_atomicity(tmp_path):
     import matplotlib

@@ -56,6 +56,32 @@ def test_report_lists_every_study(quick_run):
     assert "Claims:" in text and "Table 4 saturates from 5 layers" in text
 
 
+def test_seed_studies_write_their_results_and_claims(quick_run):
+    """The seed studies run in the same quick run, are saved by study.save and their claims
+    (the seed paper's numbers beside ours) are rows of REPORT.md."""
+    from hmlkit.studies import claims
+    from hmlkit.studies.profiles import SEED_STUDIES
+    from hmlkit.studies.report import _MARK
+
+    out, _, _ = quick_run
+    text = (out / "results" / "REPORT.md").read_text()
+    for name in SEED_STUDIES:
+        with xr.open_dataset(out / "results" / f"{name}.nc") as ds:
+            ds = ds.load()
+        results = claims.evaluate(name, ds)
+        assert [r.id for r in results] == [c[0] for c in claims.CLAIMS[name]]
+        for r in results:
+            assert f"| {name} | {r.text} | {_MARK[r.verdict]} |" in text
+        if name == "seed_lmmc":
+            assert set(ds.method.values) == {"LMMC", "MMC", "SC", "KM", "NC"}
+            assert ((ds.score >= 0) & (ds.score <= 100)).all()
+        elif name == "seed_ghfart":
+            assert ds.score.sizes["variant"] == 4 and float(ds.timing_s) > 0
+        elif name == "seed_sfss":
+            assert np.isfinite(ds["map"].values).all()
+    assert "(paper 39.0/28.7/89.5/22.1)" in text.split("## seed_lmmc")[1]
+
+
 def _digest(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()
 

@@ -35,8 +35,6 @@ SpClust"). The forest is transductive: only training samples get leaves.
 """
 from __future__ import annotations
 
-import math
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numba as nb
@@ -45,7 +43,10 @@ from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._validation import check_n_clusters, check_random_state_seed, check_X, check_Y
 from ..affinity import leaf_affinity
+from ..forest._builder import _midpoint
+from ..forest._interrupt import StopOnInterrupt
 from ..forest._rng import rand_below, tree_seeds
+from ..forest.estimator import HMLForest, _resolve_n_jobs
 from .classic import spectral_labels
 from .clustrf import product_of_marginals
 
@@ -197,10 +198,7 @@ def grow_cc_tree(Z, n_real, y_indptr, y_indices, n_tags, min_leaf, max_features,
                     if gain > best_gain:
                         best_gain = gain
                         best_f = f
-                        thr = np.float32(0.5 * (np.float64(v0) + np.float64(v1)))
-                        if thr >= v1:  # midpoint rounded up to v1 in float32
-                            thr = v0
-                        best_thr = thr
+                        best_thr = _midpoint(v0, v1)  # the forest's threshold: v0 < thr <= v1
         # reset node counts
         for i in range(start, end):
             s = samples[i]
@@ -214,11 +212,11 @@ def grow_cc_tree(Z, n_real, y_indptr, y_indices, n_tags, min_leaf, max_features,
                     leaf_out[s] = n_leaves
             n_leaves += 1
             continue
-        # partition: Z[s, f] <= thr to the left
+        # partition: Z[s, f] < thr to the left (the forest's rule, Eq. 1)
         lo = start
         hi = end - 1
         while lo <= hi:
-            if Z[samples[lo], best_f] <= best_thr:
+            if Z[samples[lo], best_f] < best_thr:
                 lo += 1
             else:
                 tmp = samples[lo]
@@ -255,31 +253,21 @@ class ConstrainedClusteringForest(ClusterMixin, BaseEstimator):
         self.random_state = random_state
 
     def _resolve(self, d):
-        mf = self.max_features
-        if mf == "sqrt":
-            mf = int(math.sqrt(d))
-        elif mf == "log2":
-            mf = int(math.log2(d)) if d > 1 else 1
-        elif mf is None:
-            mf = d
-        elif isinstance(mf, float) and 0 < mf <= 1:
-            mf = int(mf * d)
-        elif not (isinstance(mf, (int, np.integer)) and mf >= 1):
-            raise ValueError(f"max_features must be 'sqrt', 'log2', None, a float in (0, 1] or a positive int, got {mf!r}")
-        if not isinstance(self.n_estimators, (int, np.integer)) or self.n_estimators < 1:
-            raise ValueError(f"n_estimators must be a positive integer, got {self.n_estimators!r}")
-        if not isinstance(self.min_samples_leaf, (int, np.integer)) or self.min_samples_leaf < 1:
-            raise ValueError(f"min_samples_leaf must be a positive integer, got {self.min_samples_leaf!r}")
+        """(max_features, threads) by the forest's own rules: ``n_estimators``,
+        ``min_samples_leaf`` and ``max_features`` are checked and resolved as
+        :class:`~hmlkit.forest.HMLForest` does, ``n_jobs`` likewise."""
         if not self.tag_weight >= 0:
             raise ValueError(f"tag_weight must be >= 0, got {self.tag_weight!r}")
-        return max(1, min(int(mf), d))
+        forest = HMLForest(n_estimators=self.n_estimators, min_samples_leaf=self.min_samples_leaf,
+                           max_features=self.max_features, n_jobs=self.n_jobs)
+        return forest._check_params(d), min(_resolve_n_jobs(self.n_jobs), self.n_estimators)
 
     def fit(self, X, Y, layers=None):
         X = check_X(X, "X")
         n, d = X.shape
         Y = check_Y(Y, n, "Y")
         k = check_n_clusters(self.n_clusters, n)
-        mf = self._resolve(d)
+        mf, n_jobs = self._resolve(d)
         seed = check_random_state_seed(self.random_state)
         Z = np.ascontiguousarray(np.vstack([X, product_of_marginals(X, np.random.default_rng(seed))]))
         indptr = Y.indptr.astype(np.int64)
@@ -288,21 +276,20 @@ class ConstrainedClusteringForest(ClusterMixin, BaseEstimator):
         c = np.asarray(Y.sum(axis=0), dtype=np.float64).ravel()
         root_tag = float(np.mean(2 * (c / n) * (1 - c / n)))
         states = tree_seeds(seed, self.n_estimators)
-        leaves = np.empty((self.n_estimators, n), np.int32)
+        leaves = np.full((self.n_estimators, n), -1, np.int32)
 
         def grow(t):
-            leaves[t] = -1
             grow_cc_tree(Z, n, indptr, indices, m, int(self.min_samples_leaf), mf, 1.0, float(self.tag_weight),
                          0.5, root_tag, states[t:t + 1].copy(), leaves[t])
 
-        n_jobs = self.n_jobs
-        n_jobs = (os.cpu_count() or 1) if n_jobs in (None, -1) else max(1, int(n_jobs))
-        if n_jobs == 1:
-            for t in range(self.n_estimators):
-                grow(t)
-        else:
-            with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-                list(pool.map(grow, range(self.n_estimators)))
+        with StopOnInterrupt() as stop:  # Ctrl-C stops between trees, as in HMLForest.fit
+            if n_jobs == 1:
+                for t in range(self.n_estimators):
+                    stop.check()
+                    grow(t)
+            else:
+                with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+                    stop.results([pool.submit(grow, t) for t in range(self.n_estimators)])
         self.train_leaves_ = np.ascontiguousarray(leaves.T)
         self.affinity_ = leaf_affinity(self.train_leaves_)
         self.labels_ = spectral_labels(self.affinity_, k, n_neighbors=self.n_neighbors, random_state=seed)

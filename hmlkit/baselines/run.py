@@ -134,17 +134,18 @@ def main(argv=None):
     for name in args.methods.split(","):
         spec = get_method(name)
         modes = spec.input_modes if args.modes is None else [m for m in args.modes.split(",") if m in spec.input_modes]
+        ok, why = spec.available()
+        if not ok:
+            print(f"{name:<14} {'':<8} unavailable: {why}")
+            continue
+        # --param applies to the listed methods that take it; the others say which they leave out
+        taken = spec.factory(n_clusters=2).get_params()
+        est_params = {k: v for k, v in params.items() if k in taken}
+        if len(est_params) < len(params):
+            print(f"# {name} takes no parameter {', '.join(sorted(set(params) - set(est_params)))}: not applied")
         for mode in modes:
-            est_params = {}
-            probe = spec.factory(n_clusters=2) if spec.available()[0] else None
-            if probe is not None:
-                est_params = {k: v for k, v in params.items() if k in probe.get_params()}
             t = time.perf_counter()
-            try:
-                res = run_clustering(name, mode, data, random_state=args.seed, **est_params)
-            except ImportError as exc:
-                print(f"{name:<14} {mode:<8} unavailable: {exc}")
-                continue
+            res = run_clustering(name, mode, data, random_state=args.seed, **est_params)
             s = clustering_scores(data.groups, res.labels)
             print(f"{name:<14} {mode:<8} {s['purity']:6.3f} {s['nmi']:6.3f} {s['ri']:6.3f} {s['f1']:6.3f} "
                   f"{s['ari']:6.3f} {time.perf_counter() - t:7.1f}", flush=True)

@@ -10,9 +10,12 @@
 ``real``          the real-data study (Corel5k, Corel16k)
 ``plots``         ``side_by_side`` and the figures
 ``saving``        :func:`save` (atomic ``.nc`` + ``.png`` with the run's attrs), :func:`show_claims`
-``paper_values``  the paper's published numbers; ``claims`` judges its claims on our results
+``paper_values``  the published numbers of the HML-RF paper and of the four seed papers
+``claims``        judges the papers' claims on our results (``claims.paper``, ``claims.seeds``)
 ``runner``        ``python -m hmlkit.studies run [NAMES...] --profile quick|standard|paper``
 ``report``        ``results/REPORT.md``
+``seed_*``        the seed-paper studies (``seed_lmmc``, ``seed_ghfart``, ``seed_sfss``, ``seed_mhcrf``):
+                  their protocols, saved and judged like the paper studies
 
 A notebook does ``from hmlkit import studies as study`` and calls ``study.setup``,
 ``study.load_data``, ``study.clustering_grid``... : the names below are those of the

@@ -5,8 +5,9 @@
               fewer trees and folds than the paper; the whole set in about 30 min on 2 cores.
 ``paper``     the paper's settings (tau = 1000 trees, phi = 3, 10 folds, full sizes).
 
-A study's notebook reads ``settings(name, profile)`` for every parameter it was not given
-explicitly (papermill parameters left at ``None``).
+A paper study's notebook reads ``settings(name, profile)`` for every parameter it was not
+given explicitly (papermill parameters left at ``None``). The seed-paper studies
+(``SEED_STUDIES``) keep their profiles in their own modules (``hmlkit.studies.seed_*``).
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import copy
 
 PROFILES = ("quick", "standard", "paper")
 
-STUDIES = (
+# the HML-RF paper's tables and figures (their settings are below)
+PAPER_STUDIES = (
     "table1_trecvid_clustering",
     "table2_nuswide_clustering",
     "fig5_table3_sparseness",
@@ -26,6 +28,9 @@ STUDIES = (
     "fig4_7_9_examples",
     "real_corel",
 )
+# the seed papers' studies: each module hmlkit.studies.<name> holds its own PROFILES and setup
+SEED_STUDIES = ("seed_lmmc", "seed_ghfart", "seed_sfss", "seed_mhcrf")
+STUDIES = PAPER_STUDIES + SEED_STUDIES
 
 # Data size per profile: (n_samples, n_tags, n_features) per synthetic data set; None = full
 # size. Reduced tags keep the most frequent ones; reduced features are a seeded random subset
@@ -85,8 +90,11 @@ def data_size(dataset, profile):
 
 
 def settings(name, profile):
-    """All run settings of study ``name`` under ``profile`` (a fresh dict)."""
+    """All run settings of paper study ``name`` under ``profile`` (a fresh dict)."""
     check_study(name)
+    if name in SEED_STUDIES:
+        raise ValueError(f"{name} is a seed study: its settings are hmlkit.studies.{name}.PROFILES, "
+                         f"checked by hmlkit.studies.{name}.setup")
     check_profile(profile)
     out = {"profile": profile, "folds": _FOLDS[profile], **_FOREST[profile],
            "data": copy.deepcopy(_DATA[profile]), "method_params": copy.deepcopy(_METHOD_PARAMS[profile])}
@@ -131,4 +139,14 @@ RESULT_SCHEMA = {
                           "hidden_tags": ("example_dataset", "example"),
                           "predicted_tags": ("example_dataset", "example"), "hits": ("example_dataset", "example"),
                           "coverage3": ("example_dataset",)},
+    "seed_lmmc": {"score": ("method", "metric", "seed"), "cpu_seconds": ("method", "seed")},
+    "seed_ghfart": {"score": ("variant", "metric", "seed"), "n_clusters": ("variant", "seed"),
+                    "fixed_score": ("tag_weight", "metric", "seed"), "adaptive_tag_gamma": ("seed",),
+                    "timing_s": ()},
+    "seed_sfss": {"map": ("dataset", "method", "share_index", "repeat"),
+                  "best_setting": ("dataset", "method", "share_index", "repeat"),
+                  "labelled_share": ("dataset", "share_index")},
+    "seed_mhcrf": {"f1": ("method", "concept", "round"), "f1_hidden": ("n_hidden", "concept", "round"),
+                   "C_selected": ("method", "concept", "round"), "paper_f1": ("paper_dataset", "method"),
+                   "paper_f1_hidden": ("paper_dataset_t3", "paper_n_hidden")},
 }

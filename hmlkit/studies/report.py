@@ -1,4 +1,5 @@
-"""``results/REPORT.md``: for every study, the paper's claims and whether our run reproduces them."""
+"""``results/REPORT.md``: for every study (the HML-RF paper's and the seed papers'), the paper's
+claims and whether our run reproduces them."""
 from __future__ import annotations
 
 import json
@@ -110,7 +111,8 @@ def write_report(results_dir="results", figures_dir="figures", names=STUDIES, pa
         allres += res
     counts = {v: sum(r.verdict == v for r in allres) for v in (HOLDS, FAILS, UNCHECKED)}
     head = ["# HML-RF paper studies: our numbers beside the paper's", "",
-            "Each claim below is one the paper makes in Section 4; the verdict is judged on our run "
+            "Each claim below is one the HML-RF paper makes in Section 4 or, for the `seed_*` studies, one "
+            "of a seed paper's (its published numbers beside ours); the verdict is judged on our run "
             "(`hmlkit.studies.claims`). A claim that does not hold on our data is reported as such. "
             "Data are the kit's synthetic `trecvid` / `nuswide` profiles unless a study says otherwise.", "",
             f"Claims: {counts[HOLDS]} hold, {counts[FAILS]} do not hold, {counts[UNCHECKED]} not checked "

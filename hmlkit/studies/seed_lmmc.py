@@ -4,7 +4,8 @@ shape of its Table 1 (``studies/seed_lmmc.ipynb``; the methods are in
 
 LMMC, MMC, SC, KM and NC on DetScore input (cross-validated per-tag linear SVM detection
 scores) of the synthetic ``trecvid`` profile, averaged over data seeds; measures as in the
-paper (PUR, NMI, RI, FM, in %). Question: does LMMC beat MMC?
+paper (PUR, NMI, RI, FM, in %). Question: does LMMC beat MMC? (judged in
+:mod:`hmlkit.studies.claims.seeds`; the paper's numbers are in :mod:`.paper_values`)
 """
 from __future__ import annotations
 
@@ -12,13 +13,11 @@ import time
 
 import numpy as np
 
+from . import paper_values as pv
 from .config import seed_setup
 
 PROFILES = {"quick": 450, "standard": 1200, "paper": 2379}  # samples of the synthetic trecvid profile
-METRICS = {"PUR": "purity", "NMI": "nmi", "RI": "ri", "FM": "f1"}
-PAPER = {  # Table 1, TRECVID MED 11 (in %)
-    "LMMC": [39.0, 28.7, 89.5, 22.1], "MMC": [36.0, 26.6, 89.3, 20.3], "SC": [28.6, 23.6, 87.1, 20.3],
-    "KM": [27.0, 23.8, 85.9, 20.4], "NC": [12.9, 5.7, 31.6, 12.7]}
+METRICS = dict(zip(pv.LMMC_METRICS, ("purity", "nmi", "ri", "f1")))  # the paper's measures, ours
 
 
 def setup(profile="quick", seed=0, results_dir="results", figures_dir="figures", n_seeds=3, C=10.0):
@@ -105,19 +104,8 @@ def table(ds):
     out = ds.score.mean("seed").to_pandas().round(1)
     out.columns = [f"{c} (ours)" for c in out.columns]
     for j, c in enumerate(METRICS):
-        out[f"{c} (paper)"] = [PAPER[m][j] for m in out.index]
+        out[f"{c} (paper)"] = [pv.LMMC_TABLE1[m][j] for m in out.index]
     return out
-
-
-def lmmc_vs_mmc(ds):
-    """The question of the study: LMMC - MMC per metric, seeds won, and the verdict."""
-    lm, mm = ds.score.sel({"method": "LMMC"}), ds.score.sel({"method": "MMC"})  # sel(method=...) is a keyword of sel
-    wins = (lm > mm).sum("seed").to_pandas()
-    verdict = bool(((lm - mm).mean("seed") > 0).all())
-    print("mean LMMC - MMC (points):", (lm - mm).mean("seed").round(2).to_pandas().to_dict())
-    print("seeds where LMMC > MMC, per metric:", wins.to_dict(), "of", ds.sizes["seed"])
-    print("LMMC beats MMC on average in every metric:", verdict)
-    return verdict
 
 
 def plot(ds):
@@ -129,7 +117,7 @@ def plot(ds):
         v = ds.score.sel(metric=met)
         x = np.arange(len(names))
         ax.bar(x, v.mean("seed"), yerr=v.std("seed"), color="C0", alpha=.8, label="ours (synthetic)")
-        ax.plot(x, [PAPER[m][list(METRICS).index(met)] for m in names], "k_", ms=18, mew=2, label="paper (TRECVID)")
+        ax.plot(x, [pv.LMMC_TABLE1[m][list(METRICS).index(met)] for m in names], "k_", ms=18, mew=2, label="paper (TRECVID)")
         ax.set_xticks(x, names)
         ax.set_title(met)
     axes[0].legend(fontsize=7)

@@ -17,6 +17,7 @@ import numpy as np
 from .._validation import check_random_state_seed
 from ..baselines.mhcrf import MHCRF
 from ..baselines.mhcrf_baselines import CCACRF, CCASVM, CCAProjection, CRFBaseline, SVMBaseline, UniModalCRF
+from . import paper_values as pv
 from .config import seed_setup
 
 
@@ -61,7 +62,7 @@ def hidden_table(ds):
     import pandas as pd
 
     ours = ds["f1_hidden"].mean(("concept", "round")).to_pandas().rename("ours")
-    paper = pd.DataFrame({k: dict(zip(PAPER_TABLE3["n_hidden"], PAPER_TABLE3[k])) for k in ("NUS", "Wiki")})
+    paper = pd.DataFrame({k: dict(zip(pv.MHCRF_TABLE3["n_hidden"], pv.MHCRF_TABLE3[k])) for k in ("NUS", "Wiki")})
     return pd.concat([ours, paper], axis=1).round(4)
 
 
@@ -161,18 +162,7 @@ def run_concept(Xv, Xt, y, train, test, methods, unlabeled=None, C_grid=None, n_
     return out
 
 
-# published F1 of the paper (Table 1: every method; Table 3: M-HCRF vs number of hidden variables)
-PAPER_TABLE1 = {
-    "Pascal07": {"mhcrf": 0.4943, "svm": 0.4706, "crf": 0.4398, "ccasvm": 0.4720, "ccacrf": 0.4584, "unimodal": 0.3134},
-    "MIR": {"mhcrf": 0.5110, "svm": 0.4873, "crf": 0.4697, "ccasvm": 0.4944, "ccacrf": 0.4744, "unimodal": 0.3635},
-    "Wiki": {"mhcrf": 0.9118, "svm": 0.8408, "crf": 0.7951, "ccasvm": 0.8856, "ccacrf": 0.8473, "unimodal": 0.7810},
-    "NUS": {"mhcrf": 0.2386, "svm": 0.2270, "crf": 0.2146, "ccasvm": 0.2282, "ccacrf": 0.2073, "unimodal": 0.1965},
-}
-PAPER_TABLE3 = {
-    "n_hidden": (1, 2, 3, 5, 10),
-    "NUS": (0.2222, 0.2239, 0.2386, 0.2131, 0.1979),
-    "Wiki": (0.9118, 0.8646, 0.8448, 0.8226, 0.7723),
-}
+
 
 
 def run_mhcrf_study(data, concepts=None, n_rounds=1, n_pos=150, n_neg=250, n_pca=20, n_hidden=3,
@@ -271,12 +261,12 @@ def run_mhcrf_study(data, concepts=None, n_rounds=1, n_pos=150, n_neg=250, n_pca
          "fit_seconds_hidden": (("n_hidden", "concept", "round"), tmh),
          "n_train": (("concept", "round"), n_train),
          "paper_f1": (("paper_dataset", "method"),
-                      np.array([[PAPER_TABLE1[d][m] for m in methods] for d in PAPER_TABLE1])),
+                      np.array([[pv.MHCRF_TABLE1[d][m] for m in methods] for d in pv.MHCRF_TABLE1])),
          "paper_f1_hidden": (("paper_dataset_t3", "paper_n_hidden"),
-                             np.array([PAPER_TABLE3[d] for d in ("NUS", "Wiki")]))},
+                             np.array([pv.MHCRF_TABLE3[d] for d in ("NUS", "Wiki")]))},
         coords={"method": list(methods), "concept": concepts, "round": np.arange(n_rounds),
-                "n_hidden": list(hidden_grid), "paper_dataset": list(PAPER_TABLE1),
-                "paper_dataset_t3": ["NUS", "Wiki"], "paper_n_hidden": list(PAPER_TABLE3["n_hidden"])},
+                "n_hidden": list(hidden_grid), "paper_dataset": list(pv.MHCRF_TABLE1),
+                "paper_dataset_t3": ["NUS", "Wiki"], "paper_n_hidden": list(pv.MHCRF_TABLE3["n_hidden"])},
         attrs={"n_pos": n_pos, "n_neg": n_neg, "n_pca": -1 if n_pca is None else int(n_pca),
                "mhcrf_n_hidden": int(n_hidden), "mhcrf_params": repr(mp if C_grid is None else {k: v for k, v in mp.items() if k != "C"}), "svm_C": float(svm_C),
                "cca_components": int(cca_components), "cca_fit": cca_fit, "C_grid": "none" if C_grid is None else repr(tuple(C_grid)), "seed": seed, "n_samples": int(Xv.shape[0]),
@@ -352,7 +342,7 @@ def mhcrf_study_summary(ds):
     for m in f1["method"].values:
         v = f1.sel({"method": m}).values.ravel()
         rows[str(m)] = {"F1 mean (ours)": v.mean(), "F1 std (ours)": v.std(),
-                        **{f"paper {k}": PAPER_TABLE1[k][str(m)] for k in PAPER_TABLE1}}
+                        **{f"paper {k}": pv.MHCRF_TABLE1[k][str(m)] for k in pv.MHCRF_TABLE1}}
     table = pd.DataFrame(rows).T
     ours = f1.sel({"method": "mhcrf"}).values.ravel()
     wins = {}
@@ -389,10 +379,10 @@ def plot_mhcrf_study(ds):
     fh = ds["f1_hidden"].values.reshape(len(h), -1)
     b.errorbar(h, fh.mean(1), yerr=fh.std(1), marker="o", color="tab:red", label="M-HCRF, ours", capsize=3)
     for k, st in (("NUS", "--"), ("Wiki", ":")):
-        b.plot(PAPER_TABLE3["n_hidden"], PAPER_TABLE3[k], st, marker="s", color="gray", label=f"paper, {k}")
+        b.plot(pv.MHCRF_TABLE3["n_hidden"], pv.MHCRF_TABLE3[k], st, marker="s", color="gray", label=f"paper, {k}")
     b.set_xlabel("number of hidden variables")
     b.set_ylabel("F1")
-    b.set_xticks(sorted(set(h.tolist()) | set(PAPER_TABLE3["n_hidden"])))
+    b.set_xticks(sorted(set(h.tolist()) | set(pv.MHCRF_TABLE3["n_hidden"])))
     b.legend(fontsize=8)
     b.set_title("Table 3: F1 vs hidden variables")
     fig.tight_layout()

@@ -11,6 +11,7 @@ import numpy as np
 from .._validation import check_random_state_seed, check_X, check_Y
 from ..baselines.sfss import FSNM, SFSS, FScoreRLS
 from ..metrics import mean_average_precision
+from . import paper_values as pv
 from .config import seed_setup
 
 # synthetic nuswide size and training size, PCA dims, Corel16k training size, grid, repeats
@@ -76,21 +77,8 @@ def map_table(ds):
     return ds["map"].mean("repeat").to_dataframe().unstack("method")["map"].round(3)
 
 
-def claim(results):
-    """The paper's claim, SFSS best at <= 10 % labelled: {data set: {share: SFSS best?}}."""
-    out = {}
-    for name, r in results.items():
-        m = r["map"].mean("repeat")
-        low = m.sel(share=[s for s in r.share.values if s <= 0.10])
-        wins = (low.sel({"method": "sfss"}) >= low.max("method")).values  # sel(method=...) is the lookup mode
-        out[name] = dict(zip(low.share.values.round(2).tolist(), wins.tolist()))
-        print(f"{name}: SFSS best at {int(wins.sum())} of {wins.size} shares <= 10 %:", out[name])
-    print("paper (Tables 2-4):", PAPER_MAP)
-    return out
-
-
 def plot(results):
-    paper = {"nuswide": ("NUS-WIDE", PAPER_MAP["NUS-WIDE"]), "corel16k": ("Corel-5K", PAPER_MAP["Corel-5K"])}
+    paper = {ours: (name, pv.SFSS_MAP[name]) for ours, name in pv.SFSS_PAPER_DATASET.items()}
     return plot_label_share(results, paper=paper)
 
 
@@ -137,11 +125,7 @@ def label_share_study(X_train, Y_train, X_test, Y_test, shares, methods, n_repea
 
 # Published MAP of the SFSS paper (Tables 2-4; share 1% for NUS-WIDE, 2% for
 # Corel-5K in the first row), shown beside the reproduced curves.
-PAPER_MAP = {
-    "Corel-5K": {"sfss": (0.090, 0.112, 0.147), "fscore_rls": (0.069, 0.083, 0.113), "fsnm": (0.078, 0.101, 0.133)},
-    "NUS-WIDE": {"sfss": (0.065, 0.087, 0.097), "fscore_rls": (0.058, 0.078, 0.086), "fsnm": (0.059, 0.082, 0.093)},
-}
-PAPER_SHARES = {"Corel-5K": (0.02, 0.05, 0.10), "NUS-WIDE": (0.01, 0.05, 0.10)}
+
 
 
 def annotation_split(X, Y, n_train, n_labels=None, n_components=None, random_state=0):
@@ -186,7 +170,7 @@ def plot_label_share(datasets, paper=None):
             if paper and title in paper:
                 name, vals = paper[title]
                 if method in vals:
-                    ax.plot(100 * np.asarray(PAPER_SHARES[name]), vals[method], ls="", marker="o", mfc="none",
+                    ax.plot(100 * np.asarray(pv.SFSS_SHARES[name]), vals[method], ls="", marker="o", mfc="none",
                             color=f"C{k}", label=f"{method} (paper, {name})")
         ax.set_xscale("log")
         ax.set_xlabel("labelled training images (%)")

@@ -1,36 +1,11 @@
-"""The paper's claims, one function each, judged on a study's result Dataset.
-
-Each claim returns a :class:`ClaimResult` with verdict ``"holds"``, ``"does not hold"`` or
-``"not checked"`` (the methods it compares were not run or not implemented: the detail says
-which). Thresholds are stated in the claim's text; a claim that does not hold on our data is
-reported as such, never tuned away.
-"""
+"""The HML-RF paper's claims (Section 4), one function each, judged on a study's result
+Dataset; ``CLAIMS`` maps each paper study to its claims (id, text, function)."""
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 
-from . import paper_values as pv
-
-HOLDS, FAILS, UNCHECKED = "holds", "does not hold", "not checked"
-
-
-@dataclass
-class ClaimResult:
-    study: str
-    id: str
-    text: str
-    verdict: str
-    detail: str
-
-
-def _v(ok):
-    return HOLDS if bool(ok) else FAILS
-
-
-class _NotChecked(Exception):
-    pass
+from .. import paper_values as pv
+from ._base import NotChecked, verdict
 
 
 # ------------------------------------------------------------------ clustering tables
@@ -52,12 +27,12 @@ def _label(ds, key):
 def _hmlrf_best(ds):
     nmi = _row_nmi(ds)
     if "hml/hmlrf" not in nmi:
-        raise _NotChecked("HML-RF row not measured")
+        raise NotChecked("HML-RF row not measured")
     others = {k: v for k, v in nmi.items() if not k.startswith("hml/")}  # the HML-RF rows are not rivals
     if not others:
-        raise _NotChecked("no competitor measured")
+        raise NotChecked("no competitor measured")
     best = max(others, key=others.get)
-    return (_v(nmi["hml/hmlrf"] >= others[best]),
+    return (verdict(nmi["hml/hmlrf"] >= others[best]),
             f"HML-RF {nmi['hml/hmlrf']:.3f} vs best other {_label(ds, best)} {others[best]:.3f} "
             f"({len(others)} competitor rows measured of {ds.sizes['row'] - 1})")
 
@@ -67,10 +42,10 @@ def _tags_double_visual(ds):
     pairs = [(k.split("/")[1], nmi[k], nmi[f"bitag/{k.split('/')[1]}"]) for k in nmi
              if k.startswith("vifeat/") and f"bitag/{k.split('/')[1]}" in nmi]
     if not pairs:
-        raise _NotChecked("no method measured in both ViFeat and BiTag modes")
+        raise NotChecked("no method measured in both ViFeat and BiTag modes")
     n_ok = sum(b >= 2 * v for _m, v, b in pairs)
     det = ", ".join(f"{m} {v:.2f}->{b:.2f}" for m, v, b in pairs)
-    return _v(n_ok * 2 > len(pairs)), f"{n_ok}/{len(pairs)} methods at least double NMI: {det}"
+    return verdict(n_ok * 2 > len(pairs)), f"{n_ok}/{len(pairs)} methods at least double NMI: {det}"
 
 
 def _blm_beats_cmb(ds):
@@ -78,25 +53,25 @@ def _blm_beats_cmb(ds):
     blm = {k: v for k, v in nmi.items() if k.startswith("blm/")}
     cmb = {k: v for k, v in nmi.items() if k.startswith("cmb/")}
     if not blm or not cmb:
-        raise _NotChecked("needs measured rows in both ViFeat&BiTag-blm and -cmb modes")
+        raise NotChecked("needs measured rows in both ViFeat&BiTag-blm and -cmb modes")
     b, c = max(blm, key=blm.get), max(cmb, key=cmb.get)
-    return _v(blm[b] > cmb[c]), f"best blm {_label(ds, b)} {blm[b]:.3f} vs best cmb {_label(ds, c)} {cmb[c]:.3f}"
+    return verdict(blm[b] > cmb[c]), f"best blm {_label(ds, b)} {blm[b]:.3f} vs best cmb {_label(ds, c)} {cmb[c]:.3f}"
 
 
 def _clustrf_visual_dominated(ds):
     nmi = _row_nmi(ds)
     if "cmb/clustrf" not in nmi or "bitag/clustrf" not in nmi:
-        raise _NotChecked("ClustRF not measured in BiTag and cmb modes")
+        raise NotChecked("ClustRF not measured in BiTag and cmb modes")
     a, b = nmi["cmb/clustrf"], nmi["bitag/clustrf"]
-    return _v(a < b - 0.2), f"ClustRF cmb {a:.3f} vs BiTag {b:.3f} (claim: cmb more than 0.2 below)"
+    return verdict(a < b - 0.2), f"ClustRF cmb {a:.3f} vs BiTag {b:.3f} (claim: cmb more than 0.2 below)"
 
 
 def _spclust_blm_beats_cca(ds):
     nmi = _row_nmi(ds)
     if "blm/spclust" not in nmi or "blm/cca" not in nmi:
-        raise _NotChecked("SpClust-blm or CCA+SpClust not measured")
+        raise NotChecked("SpClust-blm or CCA+SpClust not measured")
     a, b = nmi["blm/spclust"], nmi["blm/cca"]
-    return _v(a > b), f"SpClust-blm {a:.3f} vs CCA+SpClust {b:.3f}"
+    return verdict(a > b), f"SpClust-blm {a:.3f} vs CCA+SpClust {b:.3f}"
 
 
 # ------------------------------------------------------------------ sparseness (Fig 5, Table 3)
@@ -112,26 +87,26 @@ def _sparse_nmi(ds, dim="row"):
 def _nmi_drops_with_sparseness(ds):
     m = _sparse_nmi(ds)
     if m.sizes["row"] == 0:
-        raise _NotChecked("no method measured")
+        raise NotChecked("no method measured")
     s0, s1 = float(m["sparseness"].min()), float(m["sparseness"].max())
     if s0 == s1:
-        raise _NotChecked("a single sparseness rate")
+        raise NotChecked("a single sparseness rate")
     a, b = m.sel(sparseness=s0).values, m.sel(sparseness=s1).values
     ok = b < a
     det = ", ".join(f"{k} {x:.2f}->{y:.2f}" for k, x, y in zip(m["row"].values, a, b))
-    return _v(ok.all()), f"NMI at {s0:.0%} -> {s1:.0%} removed: {det}"
+    return verdict(ok.all()), f"NMI at {s0:.0%} -> {s1:.0%} removed: {det}"
 
 
 def _hmlrf_smallest_drop(ds):
     m = _sparse_nmi(ds)
     if "hml/hmlrf" not in m["row"].values:
-        raise _NotChecked("HML-RF not measured")
+        raise NotChecked("HML-RF not measured")
     if m.sizes["row"] < 2:
-        raise _NotChecked("no competitor measured")
+        raise NotChecked("no competitor measured")
     drop = (m.sel(sparseness=0.0) - m) / m.sel(sparseness=0.0)
     rates = [s for s in drop["sparseness"].values if 0.05 < s < 0.45]
     if not rates:
-        raise _NotChecked("no sparseness rate in 10-40%")
+        raise NotChecked("no sparseness rate in 10-40%")
     bad = []
     for s in rates:
         d = drop.sel(sparseness=s)
@@ -141,17 +116,17 @@ def _hmlrf_smallest_drop(ds):
             bad.append(f"{s:.0%}: HML-RF {h:.3f} > {str(oth.idxmin().values)} {float(oth.min()):.3f}")
     det = "; ".join(bad) if bad else "HML-RF drop " + ", ".join(
         f"{s:.0%}: {float(drop.sel(sparseness=s, row='hml/hmlrf')):.3f}" for s in rates)
-    return _v(not bad), det
+    return verdict(not bad), det
 
 
 def _hmlrf_best_every_rate(ds):
     m = _sparse_nmi(ds)
     if "hml/hmlrf" not in m["row"].values or m.sizes["row"] < 2:
-        raise _NotChecked("HML-RF or its competitors not measured")
+        raise NotChecked("HML-RF or its competitors not measured")
     h = m.sel(row="hml/hmlrf")
     o = m.drop_sel(row="hml/hmlrf").max("row")
     ok = (h >= o).values
-    return _v(ok.all()), ", ".join(f"{s:.0%}: {a:.2f} vs {b:.2f}" for s, a, b in
+    return verdict(ok.all()), ", ".join(f"{s:.0%}: {a:.2f} vs {b:.2f}" for s, a, b in
                                    zip(m["sparseness"].values, h.values, o.values))
 
 
@@ -162,16 +137,16 @@ def _variant_nmi(ds):
     st = dict(zip(ds["variant"].values, ds["status"].values))
     miss = [v for v in need if st.get(v) != "measured"]
     if miss:
-        raise _NotChecked(f"variants not measured: {miss}")
+        raise NotChecked(f"variants not measured: {miss}")
     return m
 
 
 def _hierarchy_helps_full(ds):
     m = _variant_nmi(ds)
     if 0.0 not in m["sparseness"].values:
-        raise _NotChecked("no full-tag (0%) point")
+        raise NotChecked("no full-tag (0%) point")
     a, b = float(m.sel(variant="flattags", sparseness=0.0)), float(m.sel(variant="nocorr", sparseness=0.0))
-    return _v(b > a), f"FlatTags {a:.3f} -> NoCorr {b:.3f} (paper 0.71 -> 0.84)"
+    return verdict(b > a), f"FlatTags {a:.3f} -> NoCorr {b:.3f} (paper 0.71 -> 0.84)"
 
 
 def _hierarchy_gain_shrinks(ds):
@@ -179,9 +154,9 @@ def _hierarchy_gain_shrinks(ds):
     g = m.sel(variant="nocorr") - m.sel(variant="flattags")
     s0, s1 = float(g["sparseness"].min()), float(g["sparseness"].max())
     if s0 == s1:
-        raise _NotChecked("a single sparseness rate")
+        raise NotChecked("a single sparseness rate")
     a, b = float(g.sel(sparseness=s0)), float(g.sel(sparseness=s1))
-    return _v(b < a), "hierarchy gain (NoCorr - FlatTags): " + ", ".join(
+    return verdict(b < a), "hierarchy gain (NoCorr - FlatTags): " + ", ".join(
         f"{s:.0%}: {v:+.3f}" for s, v in zip(g["sparseness"].values, g.values))
 
 
@@ -189,10 +164,10 @@ def _correlations_gain_most_sparse(ds):
     m = _variant_nmi(ds)
     g = m.sel(variant="hmlrf") - m.sel(variant="nocorr")
     if g.sizes["sparseness"] < 2:
-        raise _NotChecked("a single sparseness rate")
+        raise NotChecked("a single sparseness rate")
     s1 = float(g["sparseness"].max())
     ok = float(g.sel(sparseness=s1)) >= float(g.max()) and float(g.sel(sparseness=s1)) > 0
-    return _v(ok), "correlation gain (HML-RF - NoCorr): " + ", ".join(
+    return verdict(ok), "correlation gain (HML-RF - NoCorr): " + ", ".join(
         f"{s:.0%}: {v:+.3f}" for s, v in zip(g["sparseness"].values, g.values)) + " (paper +0.18 at 50%)"
 
 
@@ -200,17 +175,17 @@ def _correlations_gain_most_sparse(ds):
 def _tau_increases(ds):
     m = ds["score_tau"].sel(metric="nmi").mean("fold")
     if m.sizes["tau"] < 2:
-        raise _NotChecked("a single tau")
+        raise NotChecked("a single tau")
     a, b = float(m.isel(tau=0)), float(m.isel(tau=-1))
-    return _v(b > a), "NMI vs tau: " + ", ".join(f"{t}: {v:.3f}" for t, v in zip(m["tau"].values, m.values))
+    return verdict(b > a), "NMI vs tau: " + ", ".join(f"{t}: {v:.3f}" for t, v in zip(m["tau"].values, m.values))
 
 
 def _tau_converges(ds):
     m = ds["score_tau"].sel(metric="nmi").mean("fold")
     if m.sizes["tau"] < 3:
-        raise _NotChecked("fewer than 3 tau values")
+        raise NotChecked("fewer than 3 tau values")
     step = abs(float(m.isel(tau=-1)) - float(m.isel(tau=-2)))
-    return _v(step <= 0.02), (f"last step tau {int(m['tau'][-2])}->{int(m['tau'][-1])} changes NMI by "
+    return verdict(step <= 0.02), (f"last step tau {int(m['tau'][-2])}->{int(m['tau'][-1])} changes NMI by "
                               f"{step:.3f} (claim: <= 0.02)")
 
 
@@ -219,40 +194,40 @@ def _phi1_weaker(ds):
     phis = [int(p) for p in m["phi"].values]
     small = [p for p in phis if 1 < p <= 5]
     if 1 not in phis or not small:
-        raise _NotChecked("needs phi = 1 and some phi in 2..5")
+        raise NotChecked("needs phi = 1 and some phi in 2..5")
     a = float(m.sel(phi=1))
     b = float(m.sel(phi=small).min())
-    return _v(a < b), f"phi=1 {a:.3f} vs worst of phi in {small} {b:.3f}"
+    return verdict(a < b), f"phi=1 {a:.3f} vs worst of phi in {small} {b:.3f}"
 
 
 def _phi_insensitive(ds):
     m = ds["score_phi"].sel(metric="nmi").mean("fold")
     big = [int(p) for p in m["phi"].values if p > 1]
     if len(big) < 2:
-        raise _NotChecked("fewer than 2 phi > 1")
+        raise NotChecked("fewer than 2 phi > 1")
     v = m.sel(phi=big).values
-    return _v(v.max() - v.min() <= 0.05), f"NMI spread over phi in {big}: {v.max() - v.min():.3f} (claim: <= 0.05)"
+    return verdict(v.max() - v.min() <= 0.05), f"NMI spread over phi in {big}: {v.max() - v.min():.3f} (claim: <= 0.05)"
 
 
 # ------------------------------------------------------------------ hierarchy (Tables 4, 5)
 def _more_layers_help(ds):
     m = ds["score"].sel(metric="nmi").mean("fold")
     if 2 not in m["n_layers"].values or m.sizes["n_layers"] < 2:
-        raise _NotChecked("needs 2 and more layers")
+        raise NotChecked("needs 2 and more layers")
     a = float(m.sel(n_layers=2))
     more = m.sel(n_layers=[l for l in m["n_layers"].values if l > 2])
     b = float(more.max())
-    return _v(b > a), f"2 layers {a:.3f} vs best of >2 layers {b:.3f} ({int(more.idxmax())} layers)"
+    return verdict(b > a), f"2 layers {a:.3f} vs best of >2 layers {b:.3f} ({int(more.idxmax())} layers)"
 
 
 def _saturates_from_5(ds):
     m = ds["score"].sel(metric="nmi").mean("fold")
     ls = [l for l in m["n_layers"].values if l > 5]
     if 5 not in m["n_layers"].values or not ls:
-        raise _NotChecked("needs 5 and more layers")
+        raise NotChecked("needs 5 and more layers")
     base = float(m.sel(n_layers=5))
     dev = max(abs(float(m.sel(n_layers=l)) - base) for l in ls)
-    return _v(dev <= 0.02), ("NMI by layers: " + ", ".join(f"{int(l)}: {float(v):.3f}" for l, v in
+    return verdict(dev <= 0.02), ("NMI by layers: " + ", ".join(f"{int(l)}: {float(v):.3f}" for l, v in
                              zip(m["n_layers"].values, m.values)) + f"; max |NMI(L) - NMI(5)| for L > 5 = "
                              f"{dev:.3f} (claim: <= 0.02)")
 
@@ -260,19 +235,19 @@ def _saturates_from_5(ds):
 def _hierarchy_beats_specific(dataset):
     def f(ds):
         if dataset not in ds["dataset"].values:
-            raise _NotChecked(f"{dataset} not run")
+            raise NotChecked(f"{dataset} not run")
         m = ds["score"].sel(metric="nmi", dataset=dataset).mean("fold")
         a, b = float(m.sel(structure="specific")), float(m.sel(structure="hierarchy"))
         if not (np.isfinite(a) and np.isfinite(b)):
-            raise _NotChecked("not measured")
-        return _v(b > a), f"1-layer specific {a:.3f} vs 2-layer hierarchy {b:.3f}"
+            raise NotChecked("not measured")
+        return verdict(b > a), f"1-layer specific {a:.3f} vs 2-layer hierarchy {b:.3f}"
     return f
 
 
 # ------------------------------------------------------------------ completion (Tables 6-8)
 def _comp(ds, dataset, measure, n):
     if dataset not in ds["dataset"].values:
-        raise _NotChecked(f"{dataset} not run")
+        raise NotChecked(f"{dataset} not run")
     m = ds["score"].sel(dataset=dataset, measure=measure, N=n).mean("fold")
     st = ds["status"].sel(dataset=dataset)
     extra = {k for k, _label in pv.EXTRA_COMPLETION_ROWS}  # not in the paper's tables
@@ -286,11 +261,11 @@ def _best_is(dataset, measure, n, winners, what):
         ours = {k: v for k, v in sc.items() if k in winners}
         others = {k: v for k, v in sc.items() if k not in winners}
         if not ours:
-            raise _NotChecked(f"{what} not measured")
+            raise NotChecked(f"{what} not measured")
         if not others:
-            raise _NotChecked("no competitor measured")
+            raise NotChecked("no competitor measured")
         a, b = max(ours, key=ours.get), max(others, key=others.get)
-        return _v(ours[a] >= others[b]), f"{measure}@{n}: {a} {ours[a]:.3f} vs best other {b} {others[b]:.3f}"
+        return verdict(ours[a] >= others[b]), f"{measure}@{n}: {a} {ours[a]:.3f} vs best other {b} {others[b]:.3f}"
     return f
 
 
@@ -300,10 +275,10 @@ def _a_beats_b(dataset, a, b, measure, ns, need):
         for n in ns:
             sc = _comp(ds, dataset, measure, n)
             if a not in sc or b not in sc:
-                raise _NotChecked(f"{a} or {b} not measured")
+                raise NotChecked(f"{a} or {b} not measured")
             res.append((n, sc[a], sc[b]))
         k = sum(x >= y for _n, x, y in res)
-        return _v(k >= need), f"{a} >= {b} at {k}/{len(res)} N: " + ", ".join(
+        return verdict(k >= need), f"{a} >= {b} at {k}/{len(res)} N: " + ", ".join(
             f"{measure}@{n} {x:.3f}/{y:.3f}" for n, x, y in res)
     return f
 
@@ -315,15 +290,15 @@ def _am_best_everywhere(dataset):
             for n in (1, 2, 3, 4, 5):
                 sc = _comp(ds, dataset, meas, n)
                 if "hmlrf_am" not in sc:
-                    raise _NotChecked("HML-RF(AM) not measured")
+                    raise NotChecked("HML-RF(AM) not measured")
                 others = {k: v for k, v in sc.items() if k != "hmlrf_am"}
                 if not others:
-                    raise _NotChecked("no competitor measured")
+                    raise NotChecked("no competitor measured")
                 n_cmp += 1
                 b = max(others, key=others.get)
                 if sc["hmlrf_am"] < others[b]:
                     bad.append(f"{meas}@{n}: AM {sc['hmlrf_am']:.3f} < {b} {others[b]:.3f}")
-        return _v(not bad), ("; ".join(bad) if bad else f"AM best in all {n_cmp} AP/AR@N")
+        return verdict(not bad), ("; ".join(bad) if bad else f"AM best in all {n_cmp} AP/AR@N")
     return f
 
 
@@ -331,11 +306,11 @@ def _am_best_everywhere(dataset):
 def _examples_consistent(figure):
     def f(ds):
         if "cluster_purity" not in ds or figure not in ds["figure"].values:
-            raise _NotChecked(f"{figure} not run")
+            raise NotChecked(f"{figure} not run")
         p = ds["cluster_purity"].sel(figure=figure).values
         p = p[np.isfinite(p)]
         overall = float(ds["scores"].sel(figure=figure, metric="purity"))
-        return _v(overall >= 0.5), (f"purity of all clusters {overall:.2f} (claim: >= 0.5, i.e. most members "
+        return verdict(overall >= 0.5), (f"purity of all clusters {overall:.2f} (claim: >= 0.5, i.e. most members "
                                     f"share their cluster's dominant group); shown clusters "
                                     + ", ".join(f"{v:.2f}" for v in p))
     return f
@@ -343,7 +318,7 @@ def _examples_consistent(figure):
 
 def _fig9_coverage(ds):
     if "coverage3" not in ds:
-        raise _NotChecked("no completion examples")
+        raise NotChecked("no completion examples")
     parts, ok = [], True
     paper = {"trecvid": 0.58, "nuswide": 0.45}
     for d in ds["example_dataset"].values:
@@ -358,54 +333,54 @@ def _fig9_coverage(ds):
         parts.append(f"{d}: Coverage@3 {cov:.2f} over all samples, {int((h > 0).sum())}/{h.size} shown examples hit"
                      + (f" (paper Coverage@3 {ref})" if ref else ""))
     if not parts:
-        raise _NotChecked("no sample with hidden tags")
-    return _v(ok), "; ".join(parts) + " (claim: within 0.1 below the paper or better)"
+        raise NotChecked("no sample with hidden tags")
+    return verdict(ok), "; ".join(parts) + " (claim: within 0.1 below the paper or better)"
 
 
 # ------------------------------------------------------------------ real data (Corel)
 def _real_nmi(ds, row, rate):
     if row not in ds.row.values:
-        raise _NotChecked(f"row {row} was not run")
+        raise NotChecked(f"row {row} was not run")
     rates = [float(r) for r in ds.sparseness.values]
     if rate not in rates:
-        raise _NotChecked(f"tag removal rate {rate:.0%} was not run")
+        raise NotChecked(f"tag removal rate {rate:.0%} was not run")
     return float(ds["score"].sel(row=row, sparseness=ds.sparseness.values[rates.index(rate)], metric="nmi").mean())
 
 
 def _real_vs_tags(rate, margin):
     def claim(ds):
         h, t = _real_nmi(ds, "hmlrf", rate), _real_nmi(ds, "spclust_tags", rate)
-        return _v(h >= t + margin), f"recommended HML-RF {h:.3f} vs tags-only SpClust {t:.3f} at {rate:.0%} removed"
+        return verdict(h >= t + margin), f"recommended HML-RF {h:.3f} vs tags-only SpClust {t:.3f} at {rate:.0%} removed"
     return claim
 
 
 def _real_beats_kmeans(ds):
     rows = [str(r) for r in ds.row.values if str(r).startswith("hmlrf")]
     if not rows or "kmeans_visual" not in ds.row.values:
-        raise _NotChecked("HML-RF rows or visual K-means were not run")
+        raise NotChecked("HML-RF rows or visual K-means were not run")
     nmi = ds["score"].sel(metric="nmi").mean("fold")
     km = nmi.sel(row="kmeans_visual")
     bad = [f"{r} at {float(x):.0%}" for r in rows for x in ds.sparseness.values
            if float(nmi.sel(row=r, sparseness=x)) <= float(km.sel(sparseness=x))]
-    return _v(not bad), "below K-means: " + (", ".join(bad) if bad else "none")
+    return verdict(not bad), "below K-means: " + (", ".join(bad) if bad else "none")
 
 
 def _real_no_hubs(ds):
     hub = ds["hub"].any("fold")
     rows = [f"{r} at {float(x):.0%}" for r in ds.row.values for x in ds.sparseness.values
             if str(r).startswith("hmlrf") and bool(hub.sel(row=r, sparseness=x))]
-    return _v(not rows), (f"clusters over {ds.attrs.get('hub_factor', 3)}x the largest true group: "
+    return verdict(not rows), (f"clusters over {ds.attrs.get('hub_factor', 3)}x the largest true group: "
                           + (", ".join(rows) if rows else "none"))
 
 
 def _real_completion(row):
     def claim(ds):
         if "completion" not in ds:
-            raise _NotChecked("no completion part")
+            raise NotChecked("no completion part")
         ap = ds["completion"].sel(measure="AP", N=1).mean("fold")
         out = [(str(d), float(ap.sel(dataset=d, crow=row)), float(ap.sel(dataset=d, crow="cooccurrence")))
                for d in ds.dataset.values]
-        return _v(all(a > c for _, a, c in out)), "; ".join(f"{d}: {a:.3f} vs co-occurrence {c:.3f}"
+        return verdict(all(a > c for _, a, c in out)), "; ".join(f"{d}: {a:.3f} vs co-occurrence {c:.3f}"
                                                          for d, a, c in out)
     return claim
 
@@ -488,16 +463,3 @@ CLAIMS = {
     ],
 }
 
-
-def evaluate(study, ds):
-    """Judge every claim of ``study`` on its result Dataset ``ds``."""
-    out = []
-    for cid, text, fn in CLAIMS.get(study, []):
-        try:
-            verdict, detail = fn(ds)
-        except _NotChecked as exc:
-            verdict, detail = UNCHECKED, str(exc)
-        except (KeyError, ValueError) as exc:
-            verdict, detail = UNCHECKED, f"result lacks what the claim needs: {exc}"
-        out.append(ClaimResult(study, cid, text, verdict, detail))
-    return out

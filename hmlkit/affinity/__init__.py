@@ -1,10 +1,13 @@
-"""Forest affinity (Eq. 10) and its kappa-NN graph, kept sparse throughout."""
+"""Forest affinity (Eq. 10) and its kappa-NN graph, kept sparse throughout.
+
+The public functions are here; their numba kernels (leaf members, co-leaf counts,
+kappa-NN selection) are in :mod:`hmlkit.affinity._kernels`."""
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
 
-from . import _kernels_affinity as K
+from . import _kernels as K
 
 
 def _check_leaves(leaves, name="leaves"):

@@ -1,0 +1,34 @@
+"""The claims of the papers, judged on our results, one function per claim.
+
+``paper``  the HML-RF paper's claims (Section 4), for the paper studies;
+``seeds``  the four seed papers' claims, for the ``seed_*`` studies, each with the
+           paper's published numbers (:mod:`hmlkit.studies.paper_values`) beside ours.
+
+Each claim returns a :class:`ClaimResult` with verdict ``"holds"``, ``"does not hold"`` or
+``"not checked"`` (the methods it compares were not run or not implemented: the detail says
+which). Thresholds are stated in the claim's text; a claim that does not hold on our data is
+reported as such, never tuned away.
+"""
+from __future__ import annotations
+
+from . import paper, seeds
+from ._base import FAILS, HOLDS, UNCHECKED, ClaimResult, NotChecked, verdict
+
+# study -> [(claim id, text, function(ds) -> (verdict, detail))]
+CLAIMS = {**paper.CLAIMS, **seeds.CLAIMS}
+
+__all__ = ["CLAIMS", "ClaimResult", "FAILS", "HOLDS", "NotChecked", "UNCHECKED", "evaluate", "verdict"]
+
+
+def evaluate(study, ds):
+    """Judge every claim of ``study`` on its result Dataset ``ds``."""
+    out = []
+    for cid, text, fn in CLAIMS.get(study, []):
+        try:
+            result, detail = fn(ds)
+        except NotChecked as exc:
+            result, detail = UNCHECKED, str(exc)
+        except (KeyError, ValueError) as exc:
+            result, detail = UNCHECKED, f"result lacks what the claim needs: {exc}"
+        out.append(ClaimResult(study, cid, text, result, detail))
+    return out

@@ -1,0 +1,83 @@
+"""The kit's layout rules (issue 16): short modules outside the numba kernels, no import
+fallback around the kit's own code, notebooks made of parameters and calls only."""
+import ast
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MODULES = sorted((ROOT / "hmlkit").rglob("*.py"))
+NOTEBOOKS = sorted((ROOT / "studies").glob("*.ipynb"))
+MAX_LINES = 500
+
+
+def _rel(path):
+    return str(path.relative_to(ROOT))
+
+
+def _is_kernel_module(path, tree):
+    """A private module (``_name.py``) of numba kernels: it defines an ``nb.njit`` function."""
+    if not path.name.startswith("_") or path.name == "__init__.py":
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            for dec in node.decorator_list:
+                target = dec.func if isinstance(dec, ast.Call) else dec
+                if isinstance(target, ast.Attribute) and target.attr == "njit":
+                    return True
+    return False
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_rel)
+def test_module_is_short_unless_numba_kernels(path):
+    text = path.read_text()
+    n = text.count("\n")
+    if n > MAX_LINES:
+        assert _is_kernel_module(path, ast.parse(text)), f"{_rel(path)} has {n} lines (> {MAX_LINES})"
+
+
+def _catches(handler, names):
+    t = handler.type
+    caught = t.elts if isinstance(t, ast.Tuple) else [t]
+    return t is None or any(isinstance(c, ast.Name) and c.id in names for c in caught)
+
+
+def _imports_kit(node):
+    return any((isinstance(n, ast.ImportFrom) and (n.level > 0 or (n.module or "").startswith("hmlkit")))
+               or (isinstance(n, ast.Import) and any(a.name.startswith("hmlkit") for a in n.names))
+               for stmt in node.body for n in ast.walk(stmt))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_rel)
+def test_no_fallback_around_the_kits_own_imports(path):
+    """A ``try`` that imports the kit's own code may not swallow the failure."""
+    bad = [node.lineno for node in ast.walk(ast.parse(path.read_text()))
+           if isinstance(node, ast.Try) and _imports_kit(node)
+           and any(_catches(h, {"ImportError", "ModuleNotFoundError", "TypeError", "Exception", "BaseException"})
+                   for h in node.handlers)]
+    assert not bad, f"{_rel(path)}: try/except around the kit's own imports at lines {bad}"
+
+
+HAND_WRITTEN_SAVE = re.compile(r"to_netcdf|savefig|to_csv|to_pickle|np\.save|open\(|write_text")
+LOGIC = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.For, ast.AsyncFor, ast.While,
+         ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_is_parameters_and_calls(path):
+    nb = nbformat.read(str(path), as_version=4)
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        logic = sorted({type(n).__name__ for n in ast.walk(ast.parse(cell.source)) if isinstance(n, LOGIC)})
+        assert not logic, f"{path.name} cell {i}: {logic} (logic belongs in hmlkit.studies)"
+        assert not HAND_WRITTEN_SAVE.search(cell.source), f"{path.name} cell {i} saves by hand"
+
+
+def test_seed_notebooks_save_and_judge_like_the_paper_ones():
+    for path in NOTEBOOKS:
+        if path.stem.startswith(("seed_", "table", "fig", "real_")):
+            src = [c.source for c in nbformat.read(str(path), as_version=4).cells if c.cell_type == "code"]
+            assert "study.save(ds, fig, cfg)" in src and "study.show_claims(ds, cfg.name)" in src, path.name
