@@ -139,3 +139,42 @@ def test_affinity_measure_scores_known_answer():
     w = np.array([[0.5, 0.25], [1.0, 0.0]])
     s = affinity_measure_scores(idx, w, Y, 2)
     assert np.allclose(s, [[0.25, 0.375, 0.125], [0.5, 0.0, 0.0]])
+
+
+def test_lift_product_known_answer():
+    """score_j = c_j * l_j**a, with c = y P and l the smoothed lift of the vote."""
+    import scipy.sparse as sp
+    from hmlkit.complete import lift_product_scores
+
+    P = np.array([[0.0, 0.5, 0.5], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    Yq = sp.csr_matrix(np.array([[1, 0, 0]]))
+    prior = np.array([0.5, 0.25, 0.25])
+    vote = np.array([[0.0, 3.0, 1.0]])  # rescaled to sum to 2: v = (0, 1.5, 0.5)
+    s = lift_product_scores(vote, Yq, P, prior, 2.0, 1.0, smoothing=1.0)
+    lift = (np.array([0.0, 1.5, 0.5]) + prior) / (2 * prior)
+    np.testing.assert_allclose(s, np.array([[0.0, 0.5, 0.5]]) * lift)
+    assert s[0, 1] > s[0, 2]  # co-occurrence ties b and c; the neighbourhood breaks the tie
+    # exponent 0 is co-occurrence alone; a sample without tags keeps the vote
+    np.testing.assert_allclose(lift_product_scores(vote, Yq, P, prior, 2.0, 0.0), [[0.0, 0.5, 0.5]])
+    empty = sp.csr_matrix((1, 3))
+    np.testing.assert_allclose(lift_product_scores(vote, empty, P, prior, 2.0, 0.5), vote)
+
+
+@pytest.mark.parametrize("bad", [-0.1, np.nan, np.inf, True, "0.5"])
+def test_bad_lift_exponent_is_rejected(bad):
+    from hmlkit import HMLTagCompleter
+
+    X = np.random.default_rng(0).random((20, 3))
+    Y = (np.arange(40).reshape(20, 2) % 3 == 0).astype(int)
+    with pytest.raises(ValueError, match="lift_exponent"):
+        HMLTagCompleter(n_estimators=3, lift_exponent=bad).fit(X, Y)
+
+
+def test_lift_exponent_none_is_the_vote_alone():
+    from hmlkit import HMLTagCompleter
+
+    rng = np.random.default_rng(1)
+    X, Y = rng.random((60, 4)), (rng.random((60, 5)) < 0.4).astype(int)
+    a = HMLTagCompleter(n_estimators=10, random_state=0, lift_exponent=None).fit(X, Y).predict_scores()
+    b = HMLTagCompleter(n_estimators=10, random_state=0, lift_exponent=0.5).fit(X, Y).predict_scores()
+    assert a.shape == b.shape == (60, 5) and not np.allclose(a, b)

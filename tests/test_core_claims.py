@@ -67,7 +67,7 @@ def corel_run():
     data = load_arff(path, n_features=500)
     obs, hidden = hide_tags(data, 0.4, random_state=0)
     am = HMLTagCompleter("AM", n_estimators=100, random_state=0, feature_map=None, untagged="negative",
-                         correlation_weight=0.0).fit(obs.X, obs.Y).predict_scores()
+                         lift_exponent=None).fit(obs.X, obs.Y).predict_scores()
     return data, obs, hidden, am
 
 
@@ -97,7 +97,7 @@ def test_corel_am_beats_cooccurrence(corel_run):
 
 def test_corel_recommended_completer_beats_cooccurrence(corel_run):
     """Issue 13: the default HMLTagCompleter (LSA of the blob tokens, untagged
-    unknown, AM vote blended with the sample's own tags through P(j|i))."""
+    unknown, the sample's own tags through P(j|i) times the AM neighbourhood's lift)."""
     _, obs, hidden, _ = corel_run
     co = completion_scores(cooccurrence_scores(obs.Y), obs.Y, hidden)["AP@1"]
     s = HMLTagCompleter("AM", n_estimators=100, random_state=0).fit(obs.X, obs.Y).predict_scores()

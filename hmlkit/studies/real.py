@@ -130,8 +130,8 @@ def completion_rows(cfg):
         "tag_knn": ("Tag kNN (cosine 20-NN vote)", tag_knn),
         "lsr": ("LSR", registry("lsr")),
         "tcmr": ("TCMR", registry("tcmr")),
-        "hmlrf": ("HML-RF recommended (AM + correlations)", hml()),
-        "hmlrf_am_forest": ("HML-RF(AM), recommended forest, no correlations", hml(correlation_weight=0.0)),
+        "hmlrf": ("HML-RF recommended (co-occurrence x forest lift)", hml()),
+        "hmlrf_am_forest": ("HML-RF(AM), recommended forest, no correlations", hml(lift_exponent=None)),
         "hmlrf_am_paper": ("HML-RF(AM) as in the paper", hml(**PAPER_COMPLETION)),
     }
 
