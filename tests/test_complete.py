@@ -6,7 +6,7 @@ import scipy.sparse as sp
 from hmlkit import HMLTagCompleter
 from hmlkit.complete import cluster_tag_scores, cooccurrence_scores, rank_observed_last
 from hmlkit.affinity import _kernels as KA
-from hmlkit import _kernels_complete as KC
+from hmlkit.complete import _kernels as KC
 
 
 def test_cluster_tag_scores_leave_the_sample_out():

@@ -8,11 +8,11 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from ._validation import SparseXTags, check_estimator_params, check_n_clusters, check_X, check_Y
-from .affinity import _compact, leaf_knn
-from .affinity import _kernels as KA
-from . import _kernels_complete as KC
-from .tokens import resolve_feature_map
+from .._validation import SparseXTags, check_estimator_params, check_n_clusters, check_X, check_Y
+from ..affinity import _compact, leaf_knn
+from ..affinity import _kernels as KA
+from . import _kernels as KC
+from ..tokens import resolve_feature_map
 
 METHODS = ("AM", "LN", "GC")
 # HMLTagCompleter as in the paper (raw features, untagged samples negative, the
@@ -239,7 +239,7 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
         return m
 
     def fit(self, X, Y, layers=None):
-        from .cluster import cluster_forest, forest_from
+        from ..cluster import cluster_forest, forest_from
 
         method = self._check_method()
         X = check_X(X)
