@@ -99,11 +99,15 @@ NB = {
         params='dataset = "corel5k"        # Corel5k training split (50 Corel CDs as ground-truth groups)\n'
                'completion_datasets = ["corel5k", "corel16k"]\n'
                'n_samples = None          # a seeded subset of Corel5k (None: the profile\'s)\n'
-               'sparseness = None         # tag removal rates (None: the profile\'s; standard 0, 25, 50, 75 %)\n',
-        setup='dataset=dataset, completion_datasets=completion_datasets, n_samples=n_samples, sparseness=sparseness',
+               'sparseness = None         # tag removal rates (None: the profile\'s; standard 0, 25, 50, 75 %)\n'
+               'table1_methods = None     # Table 1 methods beside HML-RF, e.g. ["kmeans", "cca"] (None: the profile\'s; standard all)\n'
+               'table1_folds = None       # seeds Table 1\'s methods run on (None: the profile\'s; standard 1, paper every fold)\n',
+        setup='dataset=dataset, completion_datasets=completion_datasets, n_samples=n_samples, sparseness=sparseness, '
+              'table1_methods=table1_methods, table1_folds=table1_folds',
         body=['from hmlkit.studies import real\n'
               'data = study.load_data(dataset, cfg, n_samples=cfg["n_samples"], random_state=seed, groups=True)\ndata',
-              'ds = real.clustering_study(data, cfg)\nreal.table(ds)',
+              'ds = real.clustering_study(data, cfg, part="kit")\nreal.table(ds)',
+              'ds = real.add_rows(ds, real.clustering_study(data, cfg, part="table1"))\nreal.table(ds)',
               'comp = study.load_datasets(cfg["completion_datasets"], cfg, random_state=seed)\n'
               'ds = ds.merge(real.completion_study(comp, cfg))\nreal.completion_table(ds)',
               'fig = real.plot(ds)'],

@@ -311,3 +311,95 @@ def test_notebook_thread_env_keeps_torch_single_threaded_after_numba():
     env = {**os.environ, **thread_env(1)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["1", "1"]
+
+
+# ------------------------------------------------------------------ real-data study
+def test_real_study_runs_table1_rows_marks_missing_ones_and_fits_visual_rows_once():
+    """real_corel's clustering part: Table 1's methods beside the HML-RF rows, a method the
+    kit lacks kept as a NaN row with its reason, a visual-only row fitted once per seed
+    (its input does not change with tag removal), and the claims judged on it."""
+    from hmlkit.studies import real
+    from hmlkit.studies.claims import CLAIMS
+
+    data = toy()
+    every = {r[1] for r in pv.TABLE1 if r[0] != "hml"}
+    cfg = study.setup("real_corel", "quick", folds=2, n_estimators=8, sparseness=[0.0, 0.5],
+                      table1_methods=sorted(every), table1_folds=2)
+    rows = real.clustering_rows(cfg)
+    assert {f"{r[0]}/{r[1]}" for r in pv.TABLE1 if r[0] != "hml"} <= set(rows)
+    assert not any(r.startswith("hml/") for r in rows)
+    quick = real.clustering_rows(study.setup("real_corel", "quick", table1_methods=None))
+    assert {r for r in quick if "/" in r} == {"vifeat/kmeans", "bitag/kmeans", "blm/spclust", "blm/cca", "blm/smmc"}
+    cca = real.clustering_rows(study.setup("real_corel", "quick", table1_methods=["cca", "vifeat/mmc"]))
+    assert {r for r in cca if "/" in r} == {"blm/cca", "vifeat/mmc"}
+    with pytest.raises(ValueError, match=r"unknown Table 1 method\(s\) \['kmeanz'\]"):
+        study.setup("real_corel", "quick", table1_methods=["kmeanz"])
+    calls = []
+
+    def visual(d, k, s):
+        calls.append(s)
+        return rows["vifeat/kmeans"][1](d, k, s)
+
+    picked = {"vifeat/kmeans": ("K-means (ViFeat)", visual), "bitag/spclust": rows["bitag/spclust"],
+              "blm/smmc": rows["blm/smmc"], "hmlrf": rows["hmlrf"], "hmlrf_paper": rows["hmlrf_paper"]}
+    ds = real.clustering_study(data, cfg, rows=picked, progress=False)
+    assert calls == [0, 1]                                  # once per seed, not per rate
+    assert (ds["score"].sel(row="vifeat/kmeans", sparseness=0.0).values
+            == ds["score"].sel(row="vifeat/kmeans", sparseness=0.5).values).all()
+    status = dict(zip(ds.row.values, ds.status.values))
+    assert status["blm/smmc"] == "not implemented" and np.isnan(ds["score"].sel(row="blm/smmc")).all()
+    assert status["bitag/spclust"] == status["hmlrf"] == "measured"
+    assert not np.isnan(ds["score"].sel(row="bitag/spclust")).any()
+    # the best-of-Table-1 claims compare against the measured rows only (never the NaN row)
+    verdicts = {c[0]: c[2] for c in CLAIMS["real_corel"]}
+    ok, detail = verdicts["R-best"](ds)
+    assert "blm/smmc" not in detail and ("bitag/spclust" in detail or "vifeat/kmeans" in detail)
+
+
+def test_real_completion_study_marks_cluster_rows_not_applicable_without_groups():
+    from hmlkit.studies import real
+
+    data = toy()
+    nogroups = TaggedData(X=data.X, Y=data.Y, layers=data.layers, groups=None, Y_true=data.Y_true, name="nog")
+    cfg = study.setup("real_corel", "quick", folds=1, n_estimators=8, table1_methods=None)
+    rows = real.completion_rows(cfg)
+    assert set(rows) == {"cooccurrence", "tag_knn", "hmlrf", "hmlrf_am_forest", "lsr", "tcmr", "hmlrf_gc",
+                         "hmlrf_ln", "sfss", "hmlrf_am_paper", "spclust_blm_gc", "cca_gc"}  # quick: cca, spclust
+    every = real.completion_rows(study.setup("real_corel", "quick", table1_methods=[r[1] for r in pv.TABLE1
+                                                                                    if r[0] != "hml"]))
+    assert {r[0] for r in pv.COMPLETION_ROWS} - set(every) == {"hmlrf_am"}  # = the recommended row
+    picked = {k: rows[k] for k in ("cooccurrence", "hmlrf_gc", "hmlrf")}
+    ds = real.completion_study({"toy": data, "nog": nogroups}, cfg, rows=picked, progress=False)
+    st = ds["cstatus"]
+    assert st.sel(dataset="toy", crow="hmlrf_gc") == "measured"
+    assert st.sel(dataset="nog", crow="hmlrf_gc") == "not applicable"
+    assert "groups" in str(ds["creason"].sel(dataset="nog", crow="hmlrf_gc").values)
+    assert np.isnan(ds["completion"].sel(dataset="nog", crow="hmlrf_gc")).all()
+    assert not np.isnan(ds["completion"].sel(dataset="nog", crow="hmlrf")).any()
+
+
+def test_real_study_is_the_same_whatever_the_number_of_jobs_and_table1_folds_limits_its_rows():
+    from hmlkit.studies import real
+
+    data = toy()
+    kw = dict(folds=2, n_estimators=8, sparseness=[0.0, 0.5], table1_methods=["kmeans", "cca"], table1_folds=1)
+    one = real.clustering_study(data, study.setup("real_corel", "quick", n_jobs=1, **kw), progress=False)
+    two = real.clustering_study(data, study.setup("real_corel", "quick", n_jobs=2, **kw), progress=False)
+    xr.testing.assert_identical(one, two)
+    nmi = one["score"].sel(metric="nmi")
+    assert not np.isnan(nmi.sel(row="blm/cca", fold=0)).any()
+    assert np.isnan(nmi.sel(row="blm/cca", fold=1)).all()      # Table 1's rows: first seed only
+    assert not np.isnan(nmi.sel(row="hmlrf")).any()             # the HML-RF rows: every seed
+    assert one.attrs["table1_folds"] == 1
+
+
+def test_real_completion_runs_table1_gc_rows_on_table1_folds_only():
+    from hmlkit.studies import real
+
+    cfg = study.setup("real_corel", "quick", folds=2, n_estimators=8, table1_methods=["cca"], table1_folds=1)
+    rows = real.completion_rows(cfg)
+    ds = real.completion_study({"toy": toy()}, cfg, rows={k: rows[k] for k in ("cca_gc", "hmlrf_gc")},
+                               progress=False)
+    ap = ds["completion"].sel(dataset="toy", measure="AP", N=1)
+    assert not np.isnan(ap.sel(crow="cca_gc", fold=0)) and np.isnan(ap.sel(crow="cca_gc", fold=1))
+    assert not np.isnan(ap.sel(crow="hmlrf_gc")).any()       # the kit's own rows: every fold

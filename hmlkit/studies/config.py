@@ -148,7 +148,17 @@ def setup(name, profile="quick", seed=0, results_dir="results", figures_dir="fig
     for key in ("n_samples", "n_tags"):
         if extra.get(key) is not None:
             extra[key] = _check_int(key, extra[key], low=2)
-    for key in ("n_clusters_shown", "n_members_shown", "n_examples"):
+    if extra.get("table1_methods") is not None:  # real_corel: Table 1's methods beside HML-RF
+        from .paper_values import TABLE1
+
+        chosen = extra["table1_methods"]
+        chosen = (chosen,) if isinstance(chosen, str) else tuple(chosen)
+        known = sorted({r[1] for r in TABLE1 if r[0] != "hml"} | {f"{r[0]}/{r[1]}" for r in TABLE1 if r[0] != "hml"})
+        bad = [m for m in chosen if m not in known]
+        if bad:
+            raise ValueError(f"unknown Table 1 method(s) {bad}; choose from {', '.join(known)}")
+        extra["table1_methods"] = chosen
+    for key in ("n_clusters_shown", "n_members_shown", "n_examples", "table1_folds"):
         if extra.get(key) is not None:
             extra[key] = _check_int(key, extra[key])
     for key, low in (("taus", 1), ("phis", 1), ("n_layers", 1)):

@@ -34,7 +34,7 @@ def _pad_paper(values):
 
 
 
-def _status_of(exc):
+def status_of(exc):
     """A row's (status, reason) for the exception it raised. A method given a parameter it
     does not take stops the study instead: a study states the settings it ran with."""
     if isinstance(exc, MethodParameterError):
@@ -66,7 +66,7 @@ def clustering_grid(data, rows, cfg, progress=True):
                 labels = cluster_labels(key, mode, data, k, s, cfg.forest_params, cfg.method_params)
                 score[i, :, f] = clustering_scores(data.groups, labels)
             except Exception as exc:  # recorded in the table, never hidden
-                st, why = _status_of(exc)
+                st, why = status_of(exc)
                 score[i] = np.nan
                 break
         status.append(st)
@@ -119,7 +119,7 @@ def nmi_grid(data, variants, sparseness, cfg, progress=True):
                     labels = variants[name](d, data.n_groups, s)
                     score[i, j, :, f] = clustering_scores(data.groups, labels)
                 except Exception as exc:
-                    status[i], reason[i] = _status_of(exc)
+                    status[i], reason[i] = status_of(exc)
                     score[i] = np.nan
                 if progress:
                     print(f"  sparseness={rate:.2f} fold={f} {name:<18s} NMI={score[i, j, 1, f]:.3f} "
@@ -242,7 +242,7 @@ def completion_grid(datasets, rows, cfg, hidden_fraction=0.4, progress=True):
                     for c, meas in enumerate(MEASURES):
                         score[a, b, c, :, f] = [res[f"{meas}@{n}"] for n in NS]
                 except Exception as exc:
-                    status[a, b], reason[a, b] = _status_of(exc)
+                    status[a, b], reason[a, b] = status_of(exc)
                     score[a, b] = np.nan
                 if progress:
                     print(f"  {name:<10s} fold={f} {key:<16s} AP@1={score[a, b, 0, 0, f]:.3f} "

@@ -46,9 +46,46 @@ def _graph_spectral(which):
     return run
 
 
-def clustering_rows(cfg):
-    """{row: (label, callable(data, n_clusters, seed) -> labels)}."""
-    return {
+# Table 1's input modes, as the row labels name them
+MODE_NAMES = {"vifeat": "ViFeat", "bitag": "BiTag", "detscore": "DetScore", "cmb": "Cmb", "blm": "Blnc"}
+
+
+def _table_method(key, mode, cfg):
+    from .methods import cluster_labels
+
+    return lambda data, k, seed: cluster_labels(key, mode, data, k, seed, cfg.forest_params, cfg.method_params)
+
+
+def _table1_chosen(cfg):
+    """The Table 1 rows (mode, method) the run takes: ``cfg["table1_methods"]`` lists
+    methods ("cca": every mode of it) or single rows ("bitag/kmeans"); None = all."""
+    chosen = cfg.extra.get("table1_methods")
+    rows = [(r[0], r[1]) for r in pv.TABLE1 if r[0] != "hml"]
+    if chosen is None:
+        return rows
+    chosen = {chosen} if isinstance(chosen, str) else set(chosen)
+    return [(mode, key) for mode, key in rows if key in chosen or f"{mode}/{key}" in chosen]
+
+
+def table1_rows(cfg):
+    """Every clustering row of the paper's Table 1 other than HML-RF (those chosen by
+    ``cfg["table1_methods"]``), keyed ``mode/method`` (the kit's names, as in
+    ``table1_trecvid_clustering``); rows the kit lacks (S-MMC, F-MMC) stay in the table as
+    *not implemented*."""
+    labels = {(r[0], r[1]): r[2] for r in pv.TABLE1}
+    return {f"{mode}/{key}": (f"{labels[mode, key]} ({MODE_NAMES[mode]})", _table_method(key, mode, cfg))
+            for mode, key in _table1_chosen(cfg)}
+
+
+def clustering_rows(cfg, part="all"):
+    """{row: (label, callable(data, n_clusters, seed) -> labels)}: the real-data rows
+    (visual K-means, visual and tag cosine graphs, the HML-RF variants; ``part="kit"``),
+    then every other method of Table 1 in each of its input modes (``part="table1"``)."""
+    if part not in ("all", "kit", "table1"):
+        raise ValueError(f"part must be 'all', 'kit' or 'table1', got {part!r}")
+    if part == "table1":
+        return table1_rows(cfg)
+    kit = {
         "kmeans_visual": ("K-means, visual features", _kmeans_visual),
         "spclust_visual": ("SpClust, visual cosine 20-NN", _graph_spectral("visual")),
         "spclust_tags": ("SpClust, observed tags cosine 20-NN", _graph_spectral("tags")),
@@ -60,104 +97,201 @@ def clustering_rows(cfg):
         "hmlrf_paper_nocorr": ("HML-RF(NoCorr) as in the paper",
                                _hml(cfg, correlations=False, **PAPER_CLUSTERING)),
     }
+    return kit if part == "kit" else {**kit, **table1_rows(cfg)}
 
 
-def clustering_study(data, cfg, rows=None, progress=True):
+def _tag_free(name):
+    """Rows whose input holds no tag: their labels do not depend on the removal rate."""
+    return name in ("kmeans_visual", "spclust_visual") or name.startswith("vifeat/")
+
+
+def _is_table1(name):
+    return "/" in name
+
+
+def _clustering_task(rows, names, data, seed, rate):
+    """Fit the rows ``names`` on ``data`` with ``rate`` of its tags removed (seed ``seed``).
+    Per row ("measured", scores, largest cluster, seconds) or ("failed", status, reason)."""
+    from ..data import remove_tags
+    from .grids import status_of
+
+    d = remove_tags(data, rate, random_state=seed) if rate else data
+    out = {}
+    for name in names:
+        t0 = time.time()
+        try:
+            labels = np.asarray(rows[name][1](d, data.n_groups, seed))
+        except Exception as exc:  # recorded in the table, never hidden
+            out[name] = ("failed",) + status_of(exc)  # (a wrong parameter raises here)
+            continue
+        sc = _clustering_scores(data.groups, labels)
+        out[name] = ("measured", [sc[m] for m in METRICS], int(np.bincount(labels).max()), time.time() - t0)
+    return out
+
+
+def clustering_study(data, cfg, rows=None, part="all", progress=True):
     """``score(row, sparseness, metric, fold)`` and ``largest(row, sparseness,
     fold)``: the size of the largest cluster; ``hub`` flags a cluster over
-    ``HUB_RATIO`` times the largest true group."""
-    from ..data import remove_tags
+    ``HUB_RATIO`` times the largest true group.
 
-    rows = clustering_rows(cfg) if rows is None else rows
+    A row that cannot run keeps NaN scores and says why in ``status`` / ``reason``
+    (as in Tables 1-2). A row on visual features alone is fitted once per seed, since
+    removing tags does not change its input. Table 1's rows (``mode/method``) run on
+    the first ``cfg["table1_folds"]`` seeds only (all when None; their other folds stay
+    NaN); the profile says how many. Each (seed, rate) is one task, ``cfg["n_jobs"]``
+    tasks at a time in separate processes; every fit is seeded, so the result does not
+    depend on the number of jobs.
+    """
+    from joblib import Parallel, delayed
+
+    rows = clustering_rows(cfg, part) if rows is None else rows
     names = list(rows)
     rates = list(cfg["sparseness"])
     seeds = cfg.seeds()
-    k = data.n_groups
+    n_t1 = cfg.extra.get("table1_folds")
+    n_t1 = len(seeds) if n_t1 is None else int(n_t1)
+    tasks = []  # (fold, rate index or None for the tag-free rows, names)
+    for f, s in enumerate(seeds):
+        run = [n for n in names if f < n_t1 or not _is_table1(n)]
+        tasks.append((f, None, [n for n in run if _tag_free(n)]))
+        tasks += [(f, r, [n for n in run if not _tag_free(n)]) for r in range(len(rates))]
+    tasks = [t for t in tasks if t[2]]
+    results = Parallel(n_jobs=cfg.n_jobs, return_as="generator")(
+        delayed(_clustering_task)(rows, part, data, seeds[f], 0.0 if r is None else rates[r])
+        for f, r, part in tasks)
+
     score = np.full((len(names), len(rates), len(METRICS), len(seeds)), np.nan)
     largest = np.full((len(names), len(rates), len(seeds)), np.nan)
-    for f, s in enumerate(seeds):
-        for r, rate in enumerate(rates):
-            d = remove_tags(data, rate, random_state=s) if rate else data
-            for i, name in enumerate(names):
-                t0 = time.time()
-                labels = np.asarray(rows[name][1](d, k, s))
-                sc = _clustering_scores(data.groups, labels)
-                score[i, r, :, f] = [sc[m] for m in METRICS]
-                largest[i, r, f] = np.bincount(labels).max()
-                if progress:
-                    print(f"  seed={s} removed={rate:.2f} {name:<20s} NMI={sc['nmi']:.3f} "
-                          f"largest={int(largest[i, r, f])} ({time.time() - t0:.1f}s)", flush=True)
+    status, reason = {n: "measured" for n in names}, {n: "" for n in names}
+    for (f, r, _part), out in zip(tasks, results):
+        at = slice(None) if r is None else r  # a tag-free row's one fit stands for every rate
+        for name, res in out.items():
+            i = names.index(name)
+            if res[0] == "failed":
+                status[name], reason[name] = res[1], res[2]
+                continue
+            score[i, at, :, f] = res[1]
+            largest[i, at, f] = res[2]
+            if progress:
+                where = "any rate" if r is None else f"removed={rates[r]:.2f}"
+                print(f"  seed={seeds[f]} {where:<13s} {name:<20s} NMI={res[1][METRICS.index('nmi')]:.3f} "
+                      f"largest={res[2]} ({res[3]:.1f}s)", flush=True)
+    for name in names:  # a row that failed anywhere is reported as failed, never half-measured
+        if status[name] != "measured":
+            score[names.index(name)], largest[names.index(name)] = np.nan, np.nan
+            if progress:
+                print(f"  {name:<20s} {reason[name]}", flush=True)
     true_max = int(np.bincount(np.asarray(data.groups)).max())
     return xr.Dataset(
         {"score": (("row", "sparseness", "metric", "fold"), score),
          "largest": (("row", "sparseness", "fold"), largest),
          "hub": (("row", "sparseness", "fold"), largest > HUB_RATIO * true_max)},
         coords={"row": names, "label": ("row", [rows[n][0] for n in names]), "sparseness": rates,
-                "metric": list(METRICS), "fold": np.arange(len(seeds))},
-        attrs={"largest_true_group": true_max, "hub_factor": HUB_RATIO},
+                "metric": list(METRICS), "fold": np.arange(len(seeds)),
+                "status": ("row", [status[n] for n in names]), "reason": ("row", [reason[n] for n in names])},
+        attrs={"largest_true_group": true_max, "hub_factor": HUB_RATIO, "table1_folds": n_t1},
     )
 
 
+def add_rows(ds, more):
+    """The clustering result ``ds`` with the rows of ``more`` (same rates, folds) after its own."""
+    return xr.concat([ds, more], dim="row", data_vars="minimal", coords="minimal", compat="override",
+                     combine_attrs="override")
+
+
 def completion_rows(cfg):
-    """{row: (label, callable(observed) -> (n, m) scores)}."""
+    """{row: (label, callable(observed, seed, n_clusters) -> (n, m) scores)}: co-occurrence,
+    tag kNN and the recommended completer, then every completion row of Tables 6-8 (LSR,
+    TCMR, each X(GC), HML-RF(GC/LN), SFSS, the paper's HML-RF(AM)); ``hmlrf_am`` is left
+    out, being the recommended row under another name."""
     from ..complete import HMLTagCompleter, cooccurrence_scores
+    from .methods import completion_scores_for
 
     def hml(**variant):
-        def run(obs, seed):
+        def run(obs, seed, n_clusters):
             return HMLTagCompleter("AM", random_state=seed, **cfg.forest_params, **variant).fit(
                 obs.X, obs.Y, obs.layers).predict_scores()
         return run
 
-    def tag_knn(obs, seed):
+    def tag_knn(obs, seed, n_clusters):
         from ..affinity import cosine_knn_graph
 
         W = cosine_knn_graph(obs.Y, 20)
         return (W @ obs.Y.astype(np.float64)).toarray()
 
-    def registry(key):
-        def run(obs, seed):
-            from ..baselines import registry as reg
+    def table_row(key):
+        return lambda obs, seed, n_clusters: completion_scores_for(key, obs, n_clusters, seed, cfg)
 
-            est = reg()[key].factory()
-            if "random_state" in est.get_params():
-                est.set_params(random_state=seed)
-            est.fit(obs.X, obs.Y)
-            return est.predict_scores()
-        return run
-
-    return {
-        "cooccurrence": ("Tag co-occurrence", lambda obs, seed: cooccurrence_scores(obs.Y)),
+    rows = {
+        "cooccurrence": ("Tag co-occurrence", lambda obs, seed, n_clusters: cooccurrence_scores(obs.Y)),
         "tag_knn": ("Tag kNN (cosine 20-NN vote)", tag_knn),
-        "lsr": ("LSR", registry("lsr")),
-        "tcmr": ("TCMR", registry("tcmr")),
         "hmlrf": ("HML-RF recommended (co-occurrence x forest lift)", hml()),
         "hmlrf_am_forest": ("HML-RF(AM), recommended forest, no correlations", hml(lift_exponent=None)),
-        "hmlrf_am_paper": ("HML-RF(AM) as in the paper", hml(**PAPER_COMPLETION)),
     }
+    table1 = {key for _mode, key in _table1_chosen(cfg)}
+    for key, label, *_ in pv.COMPLETION_ROWS:
+        if key == "hmlrf_am_paper":
+            rows[key] = ("HML-RF(AM) as in the paper", hml(**PAPER_COMPLETION))
+        elif _is_table1_gc(key) and _gc_base(key) not in table1:
+            continue  # the X(GC) rows follow the Table 1 methods the run takes
+        elif key != "hmlrf_am":
+            rows[key] = (label, table_row(key))
+    return rows
+
+
+def _gc_base(key):
+    """The Table 1 method behind completion row ``key`` = "<X>_gc" (X fitted in blm mode)."""
+    base = key[:-len("_gc")]
+    return "spclust" if base == "spclust_blm" else base
+
+
+def _is_table1_gc(key):
+    return key.endswith("_gc") and key != "hmlrf_gc"
 
 
 def completion_study(datasets, cfg, rows=None, hidden_fraction=0.4, progress=True):
-    """``score(dataset, row, measure, N, fold)`` at ``hidden_fraction`` hidden."""
+    """``score(dataset, row, measure, N, fold)`` at ``hidden_fraction`` hidden; a row that
+    cannot run on a data set (the X(GC) rows need ground-truth groups for their number of
+    clusters) keeps NaN and says why in ``cstatus`` / ``creason``. The X(GC) rows of
+    Table 1's methods run on the first ``cfg["table1_folds"]`` seeds, as in
+    :func:`clustering_study`."""
     from ..data import hide_tags
     from ..metrics import completion_scores
+    from .grids import status_of
 
     rows = completion_rows(cfg) if rows is None else rows
     names, keys, seeds = list(datasets), list(rows), cfg.seeds()
     meas, ns = list(pv.COMPLETION_MEASURES), list(pv.COMPLETION_N)
+    n_t1 = cfg.extra.get("table1_folds")
+    n_t1 = len(seeds) if n_t1 is None else int(n_t1)
     score = np.full((len(names), len(keys), len(meas), len(ns), len(seeds)), np.nan)
+    status = np.full((len(names), len(keys)), "measured", dtype=object)
+    reason = np.full((len(names), len(keys)), "", dtype=object)
     for a, name in enumerate(names):
+        n_clusters = datasets[name].n_groups
         for f, s in enumerate(seeds):
             obs, hidden = hide_tags(datasets[name], frac=hidden_fraction, random_state=s)
             for b, key in enumerate(keys):
+                if status[a, b] != "measured" or (_is_table1_gc(key) and f >= n_t1):
+                    continue
                 t0 = time.time()
-                res = completion_scores(np.asarray(rows[key][1](obs, s), dtype=float), obs.Y, hidden, N=ns)
+                try:
+                    scores = np.asarray(rows[key][1](obs, s, n_clusters), dtype=float)
+                except Exception as exc:  # recorded in the table, never hidden
+                    status[a, b], reason[a, b] = status_of(exc)
+                    score[a, b] = np.nan
+                    if progress:
+                        print(f"  {name:<9s} {key:<16s} {status[a, b]}: {reason[a, b]}", flush=True)
+                    continue
+                res = completion_scores(scores, obs.Y, hidden, N=ns)
                 for c, m in enumerate(meas):
                     score[a, b, c, :, f] = [res[f"{m}@{n}"] for n in ns]
                 if progress:
                     print(f"  {name:<9s} seed={s} {key:<16s} AP@1={score[a, b, 0, 0, f]:.3f} "
                           f"({time.time() - t0:.1f}s)", flush=True)
     return xr.Dataset(
-        {"completion": (("dataset", "crow", "measure", "N", "fold"), score)},
+        {"completion": (("dataset", "crow", "measure", "N", "fold"), score),
+         "cstatus": (("dataset", "crow"), status.astype(str)), "creason": (("dataset", "crow"), reason.astype(str))},
         coords={"dataset": names, "crow": keys, "clabel": ("crow", [rows[k][0] for k in keys]),
                 "measure": meas, "N": ns},
     )
@@ -177,22 +311,32 @@ def completion_table(ds):
 def plot(ds):
     import matplotlib.pyplot as plt
 
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.8), gridspec_kw={"width_ratios": [3, 2]})
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 6), gridspec_kw={"width_ratios": [3, 2]})
     nmi = ds["score"].sel(metric="nmi")
     styles = {"spclust_tags": ("k", "--"), "kmeans_visual": ("0.5", ":"), "spclust_visual": ("0.5", "-."),
               "hmlrf": ("C3", "-"), "hmlrf_paper": ("C0", "-")}
+    # Table 1's other methods: thin grey lines, only the best of them (mean over rates) named
+    table1 = [str(r) for r in ds.row.values if "/" in str(r) and not np.isnan(nmi.sel(row=r).values).all()]
+    best = max(table1, key=lambda r: float(nmi.sel(row=r).mean()), default=None)
     for row in ds.row.values:
-        c, ls = styles.get(str(row), (None, "-"))
         m = nmi.sel(row=row)
+        if np.isnan(m.values).all():
+            continue
+        if row in table1 and row != best:
+            ax1.plot(100 * ds.sparseness.values, m.mean("fold"), color="0.8", lw=0.7, zorder=1)
+            continue
+        c, ls = styles.get(str(row), ("tab:olive", "-.") if row == best else (None, "-"))
         lw = 2.4 if row in ("hmlrf", "hmlrf_paper", "spclust_tags") else 1.0
+        label = str(ds.label.sel(row=row).values) + (" (best other Table 1 row)" if row == best else "")
         ax1.errorbar(100 * ds.sparseness.values, m.mean("fold"), yerr=m.std("fold"), color=c, ls=ls, lw=lw,
-                     marker="o", ms=3, capsize=2, label=str(ds.label.sel(row=row).values))
+                     marker="o", ms=3, capsize=2, label=label)
         hubs = ds["hub"].sel(row=row).any("fold").values
         if hubs.any():
             ax1.plot(100 * ds.sparseness.values[hubs], m.mean("fold").values[hubs], "x", color="red", ms=10)
     ax1.set_xlabel("tags removed (%)")
     ax1.set_ylabel("NMI against the 50 Corel CDs")
-    ax1.set_title("Corel5k clustering (red x: a cluster > 3x the largest true group)")
+    ax1.set_title("Corel5k clustering (grey: Table 1's other rows; red x: a cluster > 3x the largest true group)",
+                  fontsize=9)
     ax1.legend(fontsize=7, loc="upper right")
     ax1.grid(alpha=0.3)
     if "completion" in ds:
