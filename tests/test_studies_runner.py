@@ -273,3 +273,35 @@ def test_a_successful_run_prints_no_kernel_noise(tmp_path):
     assert "1/1 studies ok" in text
     assert "without encryption" not in text and "KeyboardInterrupt" not in text, text
     assert _stale_socket_folders() <= before
+
+
+def test_the_runners_kernel_manager_does_not_interrupt_a_kernel_it_shuts_down():
+    """Issue 17: jupyter_client sends SIGINT before every shutdown request, and a kernel
+    caught in a message handler then logs "KeyboardInterrupt caught in kernel" at ERROR
+    after a notebook that ran to the end (once in a standard `make studies` run). The
+    runner's kernel manager shuts down without the interrupt; the library's does not."""
+    import asyncio
+    import shutil
+    import tempfile
+
+    from jupyter_client.manager import AsyncKernelManager
+
+    async def signals_at_shutdown(cls):
+        km = cls(kernel_name="python3")
+        sent, send = [], km._async_signal_kernel
+
+        async def record(signum):
+            sent.append(signum)
+            await send(signum)
+
+        km._async_signal_kernel = record
+        await km.start_kernel()
+        await km.shutdown_kernel()
+        return sent
+
+    sockets = tempfile.mkdtemp(prefix="hk-")  # short: a socket path has at most 107 bytes
+    try:
+        assert signal.SIGINT in asyncio.run(signals_at_shutdown(AsyncKernelManager))
+        assert signal.SIGINT not in asyncio.run(signals_at_shutdown(runner._ipc_kernel_manager(sockets)))
+    finally:
+        shutil.rmtree(sockets, ignore_errors=True)

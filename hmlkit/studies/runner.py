@@ -209,6 +209,7 @@ def thread_env(n_jobs):
 # timeout). The longest quick cell takes well under a minute, the longest standard one
 # about 8 min; paper-profile cells can take hours and get no timeout.
 CELL_TIMEOUT = {"quick": 600, "standard": 3600, "paper": None}
+TIMEOUT_RETRIES = 1
 # Submitted before the others (in this order) by run(): the studies that take longest in
 # the standard profile (real_corel about 40 min of one core's worth, the others 5-10 min)
 LONGEST_FIRST = ("real_corel", "table2_nuswide_clustering", "table6_8_completion")
@@ -216,7 +217,6 @@ LONGEST_FIRST = ("real_corel", "table2_nuswide_clustering", "table6_8_completion
 
 def _submit_rank(name):
     return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
-TIMEOUT_RETRIES = 1
 
 
 def execute_notebook(input_path, output_path, cell_timeout=None, retries=TIMEOUT_RETRIES, **kwargs):
@@ -248,7 +248,7 @@ def _ipc_kernel_manager(sockets):
     """A kernel manager whose kernel talks over local socket files in the
     folder ``sockets`` (ZeroMQ IPC) instead of TCP ports: nothing listens on
     the network, and ipykernel no longer warns, once per notebook, that its
-    TCP traffic is unencrypted."""
+    TCP traffic is unencrypted; its shutdown does not interrupt the kernel."""
     from jupyter_client.manager import AsyncKernelManager
     from traitlets import CaselessStrEnum
 
@@ -257,6 +257,16 @@ def _ipc_kernel_manager(sockets):
 
         def _ip_default(self):
             return os.path.join(sockets, "kernel")
+
+        async def _async_interrupt_kernel(self):
+            # jupyter_client sends SIGINT before every shutdown request; papermill shuts
+            # the kernel down once the last cell has replied, and a kernel still in a
+            # message handler then logs "KeyboardInterrupt caught in kernel" at ERROR.
+            # A shutdown has nothing to interrupt (a cell timeout's interrupt and the
+            # runner's own stop do not come through here while shutting_down is False).
+            if self.shutting_down:
+                return
+            await super()._async_interrupt_kernel()
 
     return IPCKernelManager
 
