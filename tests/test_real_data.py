@@ -153,15 +153,16 @@ def test_every_clustering_result_stores_and_flags_catch_all_clusters():
     import xarray as xr
 
     from hmlkit import studies as study
-    from hmlkit.studies.report import hub_flags
+    from hmlkit.studies.sanity import flagged
 
     truth = np.repeat(np.arange(4), 10)
-    labels = np.r_[np.zeros(34, int), np.arange(1, 7)]  # one cluster of 34 images, groups of 10
-    s = study.clustering_scores(truth, labels)
-    assert len(s) == len(study.SCORE_METRICS) and s[-1] == pytest.approx(3.4)
-    score = np.zeros((2, len(study.SCORE_METRICS), 1))
-    score[:, -1, 0] = [3.4, 1.2]
+    labels = np.r_[np.zeros(34, int), np.arange(1, 4).repeat(2)]  # one cluster of 34 images, groups of 10
+    s = dict(zip(study.SCORE_METRICS, study.clustering_scores(truth, labels)))
+    assert len(s) == len(study.SCORE_METRICS) and s["largest_ratio"] == pytest.approx(3.4)
+    assert s["clusters_ratio"] == 1.0
+    score = np.full((2, len(study.SCORE_METRICS), 1), 0.5)
+    score[:, list(study.SCORE_METRICS).index("largest_ratio"), 0] = [3.4, 1.2]
+    score[:, list(study.SCORE_METRICS).index("clusters_ratio"), 0] = 1.0
     ds = xr.Dataset({"score": (("row", "metric", "fold"), score)},
                     coords={"row": ["a", "b"], "metric": list(study.SCORE_METRICS), "fold": [0]})
-    flags = hub_flags(ds)
-    assert [w for w, _ in flags] == ["row=a"] and flags[0][1] == pytest.approx(3.4)
+    assert flagged(ds) == [("row=a", "catch-all cluster 3.4x the largest true group")]

@@ -322,11 +322,12 @@ def test_real_study_runs_table1_rows_marks_missing_ones_and_fits_visual_rows_onc
     from hmlkit.studies.claims import CLAIMS
 
     data = toy()
-    every = {r[1] for r in pv.TABLE1 if r[0] != "hml"}
+    every = {r[1] for r in pv.TABLE1_2 if r[0] != "hml"}
     cfg = study.setup("real_corel", "quick", folds=2, n_estimators=8, sparseness=[0.0, 0.5],
                       table1_methods=sorted(every), table1_folds=2)
     rows = real.clustering_rows(cfg)
-    assert {f"{r[0]}/{r[1]}" for r in pv.TABLE1 if r[0] != "hml"} <= set(rows)
+    assert {f"{r[0]}/{r[1]}" for r in pv.TABLE1 + pv.TABLE2 if r[0] != "hml"} == {r for r in rows if "/" in r}
+    assert {"detscore/affprop", "detscore/clustrf", "detscore/lmmc"} <= set(rows)  # Table 2's, Table 1's
     assert not any(r.startswith("hml/") for r in rows)
     quick = real.clustering_rows(study.setup("real_corel", "quick", table1_methods=None))
     assert {r for r in quick if "/" in r} == {"vifeat/kmeans", "bitag/kmeans", "blm/spclust", "blm/cca", "blm/smmc"}
@@ -365,7 +366,7 @@ def test_real_completion_study_marks_cluster_rows_not_applicable_without_groups(
     rows = real.completion_rows(cfg)
     assert set(rows) == {"cooccurrence", "tag_knn", "hmlrf", "hmlrf_am_forest", "lsr", "tcmr", "hmlrf_gc",
                          "hmlrf_ln", "sfss", "hmlrf_am_paper", "spclust_blm_gc", "cca_gc"}  # quick: cca, spclust
-    every = real.completion_rows(study.setup("real_corel", "quick", table1_methods=[r[1] for r in pv.TABLE1
+    every = real.completion_rows(study.setup("real_corel", "quick", table1_methods=[r[1] for r in pv.TABLE1_2
                                                                                     if r[0] != "hml"]))
     assert {r[0] for r in pv.COMPLETION_ROWS} - set(every) == {"hmlrf_am"}  # = the recommended row
     picked = {k: rows[k] for k in ("cooccurrence", "hmlrf_gc", "hmlrf")}
@@ -403,3 +404,59 @@ def test_real_completion_runs_table1_gc_rows_on_table1_folds_only():
     ap = ds["completion"].sel(dataset="toy", measure="AP", N=1)
     assert not np.isnan(ap.sel(crow="cca_gc", fold=0)) and np.isnan(ap.sel(crow="cca_gc", fold=1))
     assert not np.isnan(ap.sel(crow="hmlrf_gc")).any()       # the kit's own rows: every fold
+
+
+# ------------------------------------------------------------------ sanity flags (issue 14)
+def test_rows_with_wrong_cluster_counts_catch_alls_or_chance_scores_are_flagged_in_the_dataset_and_report(tmp_path):
+    """A result that is not what it claims (fewer clusters than asked, one catch-all
+    cluster, a chance-level partition) is flagged where it is stored and in REPORT.md; a
+    clean one is not."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from hmlkit.studies.sanity import flagged
+
+    data = toy(k=6, m=24)  # 6 groups of 20
+    variants = {
+        "truth": lambda d, k, s: np.asarray(d.groups),
+        "too_few": lambda d, k, s: np.asarray(d.groups) // 2,                # 3 clusters for 6, each 2 groups
+        "random": lambda d, k, s: np.arange(d.n_samples) % k,                # every group spread evenly
+        "catch_all": lambda d, k, s: np.r_[np.arange(1, 6), np.zeros(len(d.groups) - 5, int)],  # one of 115
+    }
+    cfg = study.setup("fig5_table3_sparseness", "quick", results_dir=str(tmp_path / "results"),
+                      figures_dir=str(tmp_path / "figures"), folds=2)
+    ds = study.nmi_grid(data, variants, [0.0], cfg, progress=False)
+    fig = plt.figure()
+    nc, _ = study.save(ds, fig, cfg)
+    with xr.open_dataset(nc) as back:
+        flag = back["flag"].load()
+    assert flag.dims == ("variant", "sparseness", "fold")
+    assert (flag.sel(variant="truth") == "").all()
+    assert all(str(v) == "0.50x the clusters asked" for v in flag.sel(variant="too_few").values.ravel())
+    assert all(str(v).startswith("chance-level partition (ARI") for v in flag.sel(variant="random").values.ravel())
+    assert all("catch-all cluster 5.8x the largest true group" in str(v)
+               for v in flag.sel(variant="catch_all").values.ravel())
+    with xr.open_dataset(nc) as back:
+        listed = dict(flagged(back))
+    assert set(listed) == {f"variant={v} / sparseness=0.0 (in 2 of 2 folds)" for v in ("too_few", "random",
+                                                                                       "catch_all")}
+    path, _ = report.write_report(tmp_path / "results", tmp_path / "figures", names=["fig5_table3_sparseness"])
+    text = path.read_text()
+    assert "**Flagged results** (3;" in text and "variant=random / sparseness=0.0 (in 2 of 2 folds)" in text
+    assert "variant=truth" not in text
+
+
+def test_real_study_stores_clusters_found_and_flags():
+    from hmlkit.studies import real
+    from hmlkit.studies.sanity import flags
+
+    data = toy()
+    cfg = study.setup("real_corel", "quick", folds=1, n_estimators=8, sparseness=[0.0], table1_methods=["kmeans"])
+    rows = {"one": ("everything in one cluster", lambda d, k, s: np.zeros(d.n_samples, int)),
+            "truth": ("the groups", lambda d, k, s: np.asarray(d.groups))}
+    ds = real.clustering_study(data, cfg, rows=rows, progress=False)
+    assert ds["n_found"].sel(row="one").item() == 1 and ds["n_found"].sel(row="truth").item() == 3
+    f = flags(ds)
+    assert "0.33x the clusters asked" in f.sel(row="one").item() and "chance-level" in f.sel(row="one").item()
+    assert f.sel(row="truth").item() == ""

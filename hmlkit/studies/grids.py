@@ -22,7 +22,8 @@ def clustering_scores(truth, labels):
     s = cs(truth, labels)
     _, true_sizes = np.unique(np.asarray(truth), return_counts=True)
     _, sizes = np.unique(np.asarray(labels), return_counts=True)
-    return [float(s[m]) for m in METRICS] + [float(sizes.max() / true_sizes.max())]
+    return [float(s[m]) for m in METRICS] + [float(sizes.max() / true_sizes.max()),
+                                             float(len(sizes) / len(true_sizes))]
 
 
 def _pad_paper(values):

@@ -98,6 +98,10 @@ TABLE2 = [
     ("hml", "hmlrf_paper", "HML-RF, paper's settings", "measured", (0.67, 0.67, 0.96, 0.32, 0.45)),
 ]
 
+# Every clustering row of Tables 1 and 2 once (Table 1's, then those only Table 2 has:
+# DetScore ClustRF and AffProp), for a study on other data (real_corel)
+TABLE1_2 = TABLE1 + [r for r in TABLE2 if (r[0], r[1]) not in {(t[0], t[1]) for t in TABLE1}]
+
 # Table 3: relative drop in NMI, (NMI(0) - NMI(s)) / NMI(0), TRECVID, ViFeat&BiTag input.
 SPARSENESS = (0.1, 0.2, 0.3, 0.4, 0.5)
 TABLE3 = [

@@ -114,9 +114,11 @@ def settings(name, profile):
     return out
 
 # What each study writes to results/<name>.nc: variable -> dims (documented contract; the
-# notebook tests check it). Every clustering score has metric = purity, nmi, ri, f1, ari;
-# ``fold`` indexes the repeats (seeds seed, seed+1, ...). Per-row ``status`` says
-# "measured" / "not implemented" / "error" and ``reason`` why.
+# notebook tests check it). Every clustering score has metric = purity, nmi, ri, f1, ari
+# (then largest_ratio and clusters_ratio in the grids' results), and a ``flag`` string per
+# result beside it ("" = clean; hmlkit.studies.sanity); ``fold`` indexes the repeats
+# (seeds seed, seed+1, ...). Per-row ``status`` says "measured" / "not implemented" /
+# "error" and ``reason`` why.
 RESULT_SCHEMA = {
     "table1_trecvid_clustering": {"score": ("row", "metric", "fold"), "paper": ("row", "metric"),
                                   "status": ("row",), "paper_status": ("row",), "mode": ("row",),
@@ -138,6 +140,7 @@ RESULT_SCHEMA = {
                             "paper": ("dataset", "row", "measure", "N"), "status": ("dataset", "row"),
                             "reason": ("dataset", "row")},
     "real_corel": {"score": ("row", "sparseness", "metric", "fold"), "largest": ("row", "sparseness", "fold"),
+                   "n_found": ("row", "sparseness", "fold"), "flag": ("row", "sparseness", "fold"),
                    "hub": ("row", "sparseness", "fold"), "status": ("row",),
                    "completion": ("dataset", "crow", "measure", "N", "fold"), "cstatus": ("dataset", "crow"),
                    "creason": ("dataset", "crow")},

@@ -60,7 +60,7 @@ def _table1_chosen(cfg):
     """The Table 1 rows (mode, method) the run takes: ``cfg["table1_methods"]`` lists
     methods ("cca": every mode of it) or single rows ("bitag/kmeans"); None = all."""
     chosen = cfg.extra.get("table1_methods")
-    rows = [(r[0], r[1]) for r in pv.TABLE1 if r[0] != "hml"]
+    rows = [(r[0], r[1]) for r in pv.TABLE1_2 if r[0] != "hml"]
     if chosen is None:
         return rows
     chosen = {chosen} if isinstance(chosen, str) else set(chosen)
@@ -68,11 +68,11 @@ def _table1_chosen(cfg):
 
 
 def table1_rows(cfg):
-    """Every clustering row of the paper's Table 1 other than HML-RF (those chosen by
+    """Every clustering row of the paper's Tables 1 and 2 other than HML-RF (those chosen by
     ``cfg["table1_methods"]``), keyed ``mode/method`` (the kit's names, as in
     ``table1_trecvid_clustering``); rows the kit lacks (S-MMC, F-MMC) stay in the table as
     *not implemented*."""
-    labels = {(r[0], r[1]): r[2] for r in pv.TABLE1}
+    labels = {(r[0], r[1]): r[2] for r in pv.TABLE1_2}
     return {f"{mode}/{key}": (f"{labels[mode, key]} ({MODE_NAMES[mode]})", _table_method(key, mode, cfg))
             for mode, key in _table1_chosen(cfg)}
 
@@ -125,14 +125,16 @@ def _clustering_task(rows, names, data, seed, rate):
             out[name] = ("failed",) + status_of(exc)  # (a wrong parameter raises here)
             continue
         sc = _clustering_scores(data.groups, labels)
-        out[name] = ("measured", [sc[m] for m in METRICS], int(np.bincount(labels).max()), time.time() - t0)
+        out[name] = ("measured", [sc[m] for m in METRICS], int(np.bincount(labels).max()), time.time() - t0,
+                     len(np.unique(labels)))
     return out
 
 
 def clustering_study(data, cfg, rows=None, part="all", progress=True):
-    """``score(row, sparseness, metric, fold)`` and ``largest(row, sparseness,
-    fold)``: the size of the largest cluster; ``hub`` flags a cluster over
-    ``HUB_RATIO`` times the largest true group.
+    """``score(row, sparseness, metric, fold)``, ``largest(row, sparseness, fold)``: the
+    size of the largest cluster, and ``n_found``: the number of clusters found (of
+    ``n_groups`` asked); ``hub`` flags a cluster over ``HUB_RATIO`` times the largest
+    true group (:mod:`hmlkit.studies.sanity` flags the rest when the result is saved).
 
     A row that cannot run keeps NaN scores and says why in ``status`` / ``reason``
     (as in Tables 1-2). A row on visual features alone is fitted once per seed, since
@@ -162,6 +164,7 @@ def clustering_study(data, cfg, rows=None, part="all", progress=True):
 
     score = np.full((len(names), len(rates), len(METRICS), len(seeds)), np.nan)
     largest = np.full((len(names), len(rates), len(seeds)), np.nan)
+    n_found = np.full((len(names), len(rates), len(seeds)), np.nan)
     status, reason = {n: "measured" for n in names}, {n: "" for n in names}
     for (f, r, _part), out in zip(tasks, results):
         at = slice(None) if r is None else r  # a tag-free row's one fit stands for every rate
@@ -172,24 +175,27 @@ def clustering_study(data, cfg, rows=None, part="all", progress=True):
                 continue
             score[i, at, :, f] = res[1]
             largest[i, at, f] = res[2]
+            n_found[i, at, f] = res[4]
             if progress:
                 where = "any rate" if r is None else f"removed={rates[r]:.2f}"
                 print(f"  seed={seeds[f]} {where:<13s} {name:<20s} NMI={res[1][METRICS.index('nmi')]:.3f} "
                       f"largest={res[2]} ({res[3]:.1f}s)", flush=True)
     for name in names:  # a row that failed anywhere is reported as failed, never half-measured
         if status[name] != "measured":
-            score[names.index(name)], largest[names.index(name)] = np.nan, np.nan
+            score[names.index(name)], largest[names.index(name)], n_found[names.index(name)] = np.nan, np.nan, np.nan
             if progress:
                 print(f"  {name:<20s} {reason[name]}", flush=True)
     true_max = int(np.bincount(np.asarray(data.groups)).max())
     return xr.Dataset(
         {"score": (("row", "sparseness", "metric", "fold"), score),
          "largest": (("row", "sparseness", "fold"), largest),
+         "n_found": (("row", "sparseness", "fold"), n_found),
          "hub": (("row", "sparseness", "fold"), largest > HUB_RATIO * true_max)},
         coords={"row": names, "label": ("row", [rows[n][0] for n in names]), "sparseness": rates,
                 "metric": list(METRICS), "fold": np.arange(len(seeds)),
                 "status": ("row", [status[n] for n in names]), "reason": ("row", [reason[n] for n in names])},
-        attrs={"largest_true_group": true_max, "hub_factor": HUB_RATIO, "table1_folds": n_t1},
+        attrs={"largest_true_group": true_max, "n_groups": int(data.n_groups), "hub_factor": HUB_RATIO,
+               "table1_folds": n_t1},
     )
 
 
@@ -327,7 +333,7 @@ def plot(ds):
             continue
         c, ls = styles.get(str(row), ("tab:olive", "-.") if row == best else (None, "-"))
         lw = 2.4 if row in ("hmlrf", "hmlrf_paper", "spclust_tags") else 1.0
-        label = str(ds.label.sel(row=row).values) + (" (best other Table 1 row)" if row == best else "")
+        label = str(ds.label.sel(row=row).values) + (" (best other Tables 1-2 row)" if row == best else "")
         ax1.errorbar(100 * ds.sparseness.values, m.mean("fold"), yerr=m.std("fold"), color=c, ls=ls, lw=lw,
                      marker="o", ms=3, capsize=2, label=label)
         hubs = ds["hub"].sel(row=row).any("fold").values
@@ -335,7 +341,7 @@ def plot(ds):
             ax1.plot(100 * ds.sparseness.values[hubs], m.mean("fold").values[hubs], "x", color="red", ms=10)
     ax1.set_xlabel("tags removed (%)")
     ax1.set_ylabel("NMI against the 50 Corel CDs")
-    ax1.set_title("Corel5k clustering (grey: Table 1's other rows; red x: a cluster > 3x the largest true group)",
+    ax1.set_title("Corel5k clustering (grey: Tables 1-2's other rows; red x: a cluster > 3x the largest true group)",
                   fontsize=9)
     ax1.legend(fontsize=7, loc="upper right")
     ax1.grid(alpha=0.3)

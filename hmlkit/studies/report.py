@@ -11,6 +11,7 @@ import numpy as np
 from .claims import FAILS, HOLDS, UNCHECKED, evaluate
 from .config import HUB_RATIO
 from .profiles import STUDIES
+from .sanity import CHANCE_ARI, flagged
 
 _MARK = {HOLDS: "holds", FAILS: "**does not hold**", UNCHECKED: "not checked"}
 
@@ -42,26 +43,6 @@ def _not_implemented(ds):
     return out
 
 
-def hub_flags(ds, ratio=HUB_RATIO):
-    """Where a clustering result holds a cluster over ``ratio`` times the
-    largest true group: (where, mean largest/true ratio) for every cell of
-    ``score`` (metric "largest_ratio"), or of ``largest`` / ``hub`` (real
-    data study), averaged over folds."""
-    out = []
-    if "score" in ds and "metric" in ds["score"].dims and "largest_ratio" in ds["metric"].values:
-        r = ds["score"].sel(metric="largest_ratio")
-        r = r.mean("fold") if "fold" in r.dims else r
-    elif "largest" in ds and "largest_true_group" in ds.attrs:
-        r = ds["largest"].mean("fold") / float(ds.attrs["largest_true_group"])
-    else:
-        return out
-    for idx in np.ndindex(r.shape):
-        v = float(r.values[idx])
-        if np.isfinite(v) and v > ratio:
-            out.append((" / ".join(f"{d}={r[d].values[i]}" for d, i in zip(r.dims, idx)), v))
-    return out
-
-
 def study_section(name, results_dir, figures_dir=None):
     """Markdown for one study, and its claim results."""
     path = Path(results_dir) / f"{name}.nc"
@@ -79,12 +60,13 @@ def study_section(name, results_dir, figures_dir=None):
     for r in results:
         lines.append(f"| {r.text} | {_MARK[r.verdict]} | {r.detail.replace('|', '/')} |")
     lines.append("")
-    hubs = hub_flags(ds)
-    if hubs:
-        lines.append(f"**Catch-all clusters** (a cluster over {HUB_RATIO:g}x the largest true group; "
-                     f"{len(hubs)} results):")
+    bad = flagged(ds)
+    if bad:
+        lines.append(f"**Flagged results** ({len(bad)}; not clean measurements: a number of clusters other "
+                     f"than asked, a catch-all cluster over {HUB_RATIO:g}x the largest true group, or a "
+                     f"chance-level partition, ARI < {CHANCE_ARI:g}):")
         lines.append("")
-        lines += [f"- {where}: largest cluster {v:.1f}x the largest true group" for where, v in hubs]
+        lines += [f"- {where}: {problems}" for where, problems in bad]
         lines.append("")
     ni = _not_implemented(ds)
     if ni:

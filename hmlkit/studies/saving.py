@@ -147,7 +147,8 @@ def git_commit():
 
 def save(ds, fig, cfg, data=None):
     """Write ``results/<name>.nc`` and ``figures/<name>.png`` atomically, with the run's
-    parameters, seed, package version, git commit and duration in ``attrs``.
+    parameters, seed, package version, git commit and duration in ``attrs``, and a
+    clustering result's sanity flags (``flag``, :mod:`hmlkit.studies.sanity`).
 
     Order: the dataset is written to a temporary file first (so an unwritable result fails
     before anything is replaced), then the figure is saved atomically, then the dataset's
@@ -155,6 +156,9 @@ def save(ds, fig, cfg, data=None):
     during this call leaves the previous ``.nc`` and ``.png`` intact."""
     import hmlkit
 
+    from .sanity import with_flags
+
+    ds = with_flags(ds)  # every clustering result: its sanity flags beside its scores
     ds = ds.copy()
     ds.attrs.update(cfg.as_attrs())
     ds.attrs.update({"study": cfg.name, "profile": cfg.profile, "seed": cfg.seed,

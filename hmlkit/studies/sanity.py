@@ -1,0 +1,96 @@
+"""Sanity checks on every stored clustering result: a result that is not what it claims
+to be (a different number of clusters than asked, one catch-all cluster, a partition no
+better than chance) is flagged in the saved dataset (``flag``) and in REPORT.md, never
+stored as a clean measurement.
+
+Two layouts carry what the checks need:
+
+- the grids' ``score(..., metric, ...)`` with the metrics ``ari``, ``largest_ratio``
+  (largest cluster / largest true group) and ``clusters_ratio`` (clusters found / asked,
+  the number asked being the number of true groups);
+- the real-data study's ``score`` with ``largest`` and ``n_found`` beside it (attrs
+  ``largest_true_group``, ``n_groups``).
+"""
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from .config import HUB_RATIO
+
+# ARI is chance-corrected (a random partition scores about 0 whatever the number of
+# clusters); NMI is not (30 random clusters of 2000 samples score about 0.06)
+CHANCE_ARI = 0.01
+
+
+def _checks(ds):
+    """(ari, largest ratio, clusters ratio) DataArrays over the cells of a clustering
+    result, or None when ``ds`` holds no clustering score."""
+    if "score" not in ds or "metric" not in ds["score"].dims:
+        return None
+    metrics = [str(m) for m in ds["metric"].values]
+    if "ari" not in metrics:
+        return None
+    score = ds["score"]
+    ari = score.sel(metric="ari", drop=True)
+    if "largest_ratio" in metrics and "clusters_ratio" in metrics:
+        return ari, score.sel(metric="largest_ratio", drop=True), score.sel(metric="clusters_ratio", drop=True)
+    if "largest" in ds and "n_found" in ds and {"largest_true_group", "n_groups"} <= set(ds.attrs):
+        return (ari, ds["largest"] / float(ds.attrs["largest_true_group"]),
+                ds["n_found"] / float(ds.attrs["n_groups"]))
+    return None
+
+
+def flags(ds):
+    """A string per cell of ``ds``'s clustering score ("" = clean; otherwise each problem,
+    "; "-separated), over the score's dims without ``metric``; None when ``ds`` holds no
+    clustering score with the needed metrics."""
+    checks = _checks(ds)
+    if checks is None:
+        return None
+    ari, largest, found = xr.broadcast(*checks)
+    out = np.full(ari.shape, "", dtype=object)
+    for idx in np.ndindex(ari.shape):
+        a, big, f = (float(x.values[idx]) for x in (ari, largest, found))
+        problems = []
+        if np.isfinite(f) and abs(f - 1.0) > 1e-9:
+            problems.append(f"{f:.2f}x the clusters asked")
+        if np.isfinite(big) and big > HUB_RATIO:
+            problems.append(f"catch-all cluster {big:.1f}x the largest true group")
+        if np.isfinite(a) and a < CHANCE_ARI:
+            problems.append(f"chance-level partition (ARI {a:.3f})")
+        out[idx] = "; ".join(problems)
+    return xr.DataArray(out.astype(str), dims=ari.dims, coords={d: ari[d] for d in ari.dims})
+
+
+def with_flags(ds):
+    """``ds`` with its ``flag`` variable (when it holds a clustering score)."""
+    f = flags(ds)
+    if f is None:
+        return ds
+    ds = ds.copy()
+    ds["flag"] = f
+    return ds
+
+
+def flagged(ds):
+    """[(where, problems)] of every flagged result of ``ds`` (its stored ``flag``, or the
+    checks run on it now for results saved before the checks existed); the folds of one
+    result are merged ("in 2 of 3 folds")."""
+    f = ds["flag"] if "flag" in ds else flags(ds)
+    if f is None:
+        return []
+    f = f.transpose(*[d for d in f.dims if d != "fold"], *(["fold"] if "fold" in f.dims else []))
+    outer = [d for d in f.dims if d != "fold"]
+    vals = f.values.reshape(f.shape[:len(outer)] + (-1,))
+    out = []
+    for idx in np.ndindex(vals.shape[:-1]):
+        cells = [str(v) for v in vals[idx]]
+        problems = sorted({p for c in cells for p in c.split("; ") if p})
+        if not problems:
+            continue
+        hit = sum(bool(c) for c in cells)
+        where = " / ".join(f"{d}={f[d].values[i]}" for d, i in zip(outer, idx)) or "result"
+        folds = f" (in {hit} of {len(cells)} folds)" if "fold" in f.dims and len(cells) > 1 else ""
+        out.append((where + folds, "; ".join(problems)))
+    return out
