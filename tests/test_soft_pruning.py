@@ -23,9 +23,10 @@ def _node(seed, n=240, lsz=12, d=10):
     tags = build_tag_arrays(sp.csr_matrix(Y), [np.arange(lsz), np.arange(lsz, m)], (pos, neg))
     R, mode_rank, _ = _builder.feature_keys(X)
     samples = np.arange(n, dtype=np.int64)
-    (keys, order, tmp, cnt, cpos, posa, skey, cS, PS, MS, W, cL, PL, ML, nptr, ntag, nrow, slots, nsoft, T, wstep,
-     wmiss) = _builder._workspace(n, tags.n_layers, tags.layer_ptr, _builder.tag_entries(samples, tags.ly_indptr),
-                                  _builder.soft_rows(samples, tags.n_layers, tags.has_layer, True))
+    ws = _builder._workspace(n, tags.n_layers, tags.layer_ptr, _builder.tag_entries(samples, tags.ly_indptr),
+                             _builder.soft_rows(samples, tags.n_layers, tags.has_layer, True))
+    cS, PS, MS, W, PL, ML, T = ws.cS, ws.PS, ws.MS, ws.W, ws.P_swept, ws.M_swept, ws.T
+    nptr, ntag, nrow, slots, nsoft, wstep, wmiss = ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft, ws.wstep, ws.wmiss
     k, soft_mode, imp, _, _, _ = _builder.target_layer(samples, 0, n, *tags.kernel_args(), cS, PS, MS)
     assert k == 0 and soft_mode
     K = _criterion.node_layer_tags(samples, 0, n, 0, tags.layer_ptr, tags.ly_indptr, tags.ly_indices, tags.has_layer,
