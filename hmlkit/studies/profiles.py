@@ -2,7 +2,8 @@
 
 ``quick``     CI: tiny samples and forests; the whole set runs in a few minutes.
 ``standard``  the main job (``make studies``): full-size ``trecvid``, reduced ``nuswide``,
-              fewer trees and folds than the paper; the whole set in about 30 min on 2 cores.
+              fewer trees and folds than the paper; the whole set in about 50 min on 2 cores
+              (46 min measured from a fresh clone, README).
 ``paper``     the paper's settings (tau = 1000 trees, phi = 3, 10 folds, full sizes).
 
 A paper study's notebook reads ``settings(name, profile)`` for every parameter it was not
