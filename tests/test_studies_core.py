@@ -198,6 +198,15 @@ def test_claim_verdicts():
     assert f(_table({"bitag/kmeans": 0.5, "hml/hmlrf": 0.8}))["T1-best"] == claims.HOLDS
     assert f(_table({"bitag/kmeans": 0.9, "hml/hmlrf": 0.8}))["T1-best"] == claims.FAILS
     assert f(_table({"bitag/kmeans": np.nan, "hml/hmlrf": 0.8}))["T1-best"] == claims.UNCHECKED
+    # a competitor that should have run and did not (an error, a missing optional dependency)
+    # makes the claim "not checked", never judged against fewer competitors (issue 14)
+    for st, why in (("error", "LinAlgError: ..."), ("not implemented", "dcca: unavailable (no torch)")):
+        ds = _table({"bitag/kmeans": 0.5, "blm/dcca": np.nan, "hml/hmlrf": 0.8})
+        ds = ds.assign_coords(status=("row", ["measured", st, "measured"]), reason=("row", ["", why, ""]))
+        res = {r.id: r for r in claims.evaluate("table1_trecvid_clustering", ds)}
+        assert res["T1-best"].verdict == claims.UNCHECKED and "blm/dcca" in res["T1-best"].detail
+    quoted = _table({"bitag/kmeans": 0.5, "blm/smmc": np.nan, "hml/hmlrf": 0.8})  # the kit lacks S-MMC
+    assert f(quoted)["T1-best"] == claims.HOLDS
     v = f(_table({"vifeat/kmeans": 0.2, "bitag/kmeans": 0.5, "vifeat/spclust": 0.3, "bitag/spclust": 0.5,
                   "vifeat/mmc": 0.2, "bitag/mmc": 0.6, "hml/hmlrf": 0.8}))
     assert v["T1-tags"] == claims.HOLDS  # 2 of 3 methods double their NMI

@@ -13,6 +13,8 @@ Two layouts carry what the checks need:
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import xarray as xr
 
@@ -33,11 +35,13 @@ def _checks(ds):
         return None
     score = ds["score"]
     ari = score.sel(metric="ari", drop=True)
-    if "largest_ratio" in metrics and "clusters_ratio" in metrics:
-        return ari, score.sel(metric="largest_ratio", drop=True), score.sel(metric="clusters_ratio", drop=True)
-    if "largest" in ds and "n_found" in ds and {"largest_true_group", "n_groups"} <= set(ds.attrs):
-        return (ari, ds["largest"] / float(ds.attrs["largest_true_group"]),
-                ds["n_found"] / float(ds.attrs["n_groups"]))
+    missing = xr.full_like(ari, np.nan)  # a result saved before a check existed: that check is skipped
+    if "largest_ratio" in metrics:
+        found = score.sel(metric="clusters_ratio", drop=True) if "clusters_ratio" in metrics else missing
+        return ari, score.sel(metric="largest_ratio", drop=True), found
+    if "largest" in ds and "largest_true_group" in ds.attrs:
+        found = ds["n_found"] / float(ds.attrs["n_groups"]) if "n_found" in ds and "n_groups" in ds.attrs else missing
+        return ari, ds["largest"] / float(ds.attrs["largest_true_group"]), found
     return None
 
 
@@ -73,6 +77,27 @@ def with_flags(ds):
     return ds
 
 
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _merge(problems):
+    """One line per kind of problem, its figures over the folds as a range:
+    "catch-all cluster 5.2-5.9x the largest true group"."""
+    kinds = {}
+    for p in problems:
+        m = _NUMBER.search(p)
+        kind = p if m is None else p[:m.start()] + "{}" + p[m.end():]
+        kinds.setdefault(kind, []).append(m.group() if m else None)
+    out = []
+    for kind, nums in sorted(kinds.items()):
+        if nums[0] is None:
+            out.append(kind)
+            continue
+        lo, hi = min(nums, key=float), max(nums, key=float)
+        out.append(kind.format(lo if lo == hi else f"{lo} to {hi}"))
+    return out
+
+
 def flagged(ds):
     """[(where, problems)] of every flagged result of ``ds`` (its stored ``flag``, or the
     checks run on it now for results saved before the checks existed); the folds of one
@@ -86,7 +111,7 @@ def flagged(ds):
     out = []
     for idx in np.ndindex(vals.shape[:-1]):
         cells = [str(v) for v in vals[idx]]
-        problems = sorted({p for c in cells for p in c.split("; ") if p})
+        problems = _merge([p for c in cells for p in c.split("; ") if p])
         if not problems:
             continue
         hit = sum(bool(c) for c in cells)

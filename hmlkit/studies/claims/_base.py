@@ -23,3 +23,22 @@ def verdict(ok):
 
 class NotChecked(Exception):
     """Raised by a claim whose methods were not run or not measured (the message says which)."""
+
+
+def rivals_not_run(ds, dim="row"):
+    """Rows of ``ds`` that should have run but did not: an error, or a method the kit has
+    whose optional dependency is missing ("unavailable"). A claim that HML-RF beats its
+    competitors raises :class:`NotChecked` naming them, instead of being judged against
+    fewer competitors than the paper's. (A method the kit does not implement at all, e.g.
+    the quoted S-MMC / F-MMC, is not counted: it never runs.)"""
+    if "status" not in ds.variables:
+        return []
+    reasons = ds["reason"].values if "reason" in ds.variables else [""] * ds.sizes[dim]
+    return [f"{r} ({st}: {why})" for r, st, why in zip(ds[dim].values, ds["status"].values, reasons)
+            if str(st) == "error" or "unavailable" in str(why)]
+
+
+def require_all_rivals(ds, dim="row"):
+    missing = rivals_not_run(ds, dim)
+    if missing:
+        raise NotChecked("competitors that did not run: " + "; ".join(missing))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import paper_values as pv
-from ._base import NotChecked, verdict
+from ._base import NotChecked, require_all_rivals, verdict
 
 
 # ------------------------------------------------------------------ clustering tables
@@ -28,6 +28,7 @@ def _hmlrf_best(ds):
     nmi = _row_nmi(ds)
     if "hml/hmlrf" not in nmi:
         raise NotChecked("HML-RF row not measured")
+    require_all_rivals(ds)
     others = {k: v for k, v in nmi.items() if not k.startswith("hml/")}  # the HML-RF rows are not rivals
     if not others:
         raise NotChecked("no competitor measured")
@@ -103,6 +104,7 @@ def _hmlrf_smallest_drop(ds):
         raise NotChecked("HML-RF not measured")
     if m.sizes["row"] < 2:
         raise NotChecked("no competitor measured")
+    require_all_rivals(ds)
     drop = (m.sel(sparseness=0.0) - m) / m.sel(sparseness=0.0)
     rates = [s for s in drop["sparseness"].values if 0.05 < s < 0.45]
     if not rates:
@@ -123,6 +125,7 @@ def _hmlrf_best_every_rate(ds):
     m = _sparse_nmi(ds)
     if "hml/hmlrf" not in m["row"].values or m.sizes["row"] < 2:
         raise NotChecked("HML-RF or its competitors not measured")
+    require_all_rivals(ds)
     h = m.sel(row="hml/hmlrf")
     o = m.drop_sel(row="hml/hmlrf").max("row")
     ok = (h >= o).values
@@ -371,6 +374,7 @@ def _real_best(row):
     def claim(ds):
         if row not in ds.row.values:
             raise NotChecked(f"row {row} was not run")
+        require_all_rivals(ds)
         nmi = ds["score"].sel(metric="nmi").mean("fold")
         rivals = [str(r) for r in ds.row.values if not str(r).startswith("hmlrf")
                   and not np.isnan(nmi.sel(row=r).values).all()]
