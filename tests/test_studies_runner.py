@@ -305,3 +305,25 @@ def test_the_runners_kernel_manager_does_not_interrupt_a_kernel_it_shuts_down():
         assert signal.SIGINT not in asyncio.run(signals_at_shutdown(runner._ipc_kernel_manager(sockets)))
     finally:
         shutil.rmtree(sockets, ignore_errors=True)
+
+
+def test_a_run_says_which_methods_are_unavailable_before_it_starts(tmp_path, monkeypatch):
+    """Issue 14: where PyTorch cannot be installed, a run says up front that DCCA / DCCAE
+    will be missing (their rows say "unavailable", the claims against them "not checked")."""
+    from hmlkit.baselines import deep
+
+    monkeypatch.setattr(deep, "torch_available", lambda name: (False, "PyTorch is not installed"))
+    missing = dict(runner.unavailable_methods())
+    assert {"dcca", "dccae"} <= set(missing) and "kmeans" not in missing
+
+    class NoPool:  # stop the run where the notebooks would start
+        def __init__(self, *a, **k):
+            raise RuntimeError("no notebooks in this test")
+
+    monkeypatch.setattr(runner, "ProcessPoolExecutor", NoPool)
+    lines = []
+    with pytest.raises(RuntimeError, match="no notebooks"):
+        runner.run(["table5_abstractness"], profile="quick", results_dir=tmp_path / "r",
+                   figures_dir=tmp_path / "f", log=lines.append)
+    said = "\n".join(lines)
+    assert "method dcca is unavailable (PyTorch is not installed)" in said and "'not checked'" in said

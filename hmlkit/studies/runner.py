@@ -215,6 +215,19 @@ TIMEOUT_RETRIES = 1
 LONGEST_FIRST = ("real_corel", "table2_nuswide_clustering", "table6_8_completion")
 
 
+def unavailable_methods():
+    """[(method, why)] of the registry's methods that cannot run here (a missing optional
+    dependency: PyTorch for DCCA / DCCAE), said before a run starts."""
+    from ..baselines import registry
+
+    out = []
+    for name, spec in registry().items():
+        ok, why = spec.available()
+        if not ok:
+            out.append((name, why))
+    return out
+
+
 def _submit_rank(name):
     return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
 
@@ -356,6 +369,9 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
             "n_jobs": n_jobs}
     base.update(parameters or {})
     log(f"running {len(names)} studies, profile={profile}, {jobs} at once, n_jobs={n_jobs} each")
+    for name, why in unavailable_methods():
+        log(f"method {name} is unavailable ({why}): its rows will say so and the claims comparing HML-RF "
+            f"with it will be 'not checked'")
     t0 = time.time()
     results = []
     rd = results_dir if results_dir.is_absolute() else cwd / results_dir
