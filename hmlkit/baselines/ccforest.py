@@ -35,7 +35,6 @@ SpClust"). The forest is transductive: only training samples get leaves.
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 
 import numba as nb
 import numpy as np
@@ -44,7 +43,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from .._validation import check_n_clusters, check_random_state_seed, check_X, check_Y
 from ..affinity import leaf_affinity
 from ..forest._builder import _midpoint
-from ..forest._interrupt import StopOnInterrupt
+from ..forest._interrupt import grow_trees
 from ..forest._rng import rand_below, tree_seeds
 from ..forest.estimator import HMLForest, _resolve_n_jobs
 from .classic import spectral_labels
@@ -282,14 +281,7 @@ class ConstrainedClusteringForest(ClusterMixin, BaseEstimator):
             grow_cc_tree(Z, n, indptr, indices, m, int(self.min_samples_leaf), mf, 1.0, float(self.tag_weight),
                          0.5, root_tag, states[t:t + 1].copy(), leaves[t])
 
-        with StopOnInterrupt() as stop:  # Ctrl-C stops between trees, as in HMLForest.fit
-            if n_jobs == 1:
-                for t in range(self.n_estimators):
-                    stop.check()
-                    grow(t)
-            else:
-                with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-                    stop.results([pool.submit(grow, t) for t in range(self.n_estimators)])
+        grow_trees(grow, self.n_estimators, n_jobs)  # HMLForest's tree loop: threads, Ctrl-C between trees
         self.train_leaves_ = np.ascontiguousarray(leaves.T)
         self.affinity_ = leaf_affinity(self.train_leaves_)
         self.labels_ = spectral_labels(self.affinity_, k, n_neighbors=self.n_neighbors, random_state=seed)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import signal
 import threading
-from concurrent.futures import FIRST_COMPLETED, wait
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 
 class StopOnInterrupt:
@@ -70,3 +70,28 @@ class StopOnInterrupt:
         if exc_type is None:
             self.check()  # a Ctrl-C after the last check is not lost
         return False
+
+
+def grow_trees(grow, n_trees, n_jobs, progress=None):
+    """``[grow(t) for t in range(n_trees)]``, on ``n_jobs`` threads (``grow`` releases the
+    GIL in its numba call), each tree with its own seed so the order of completion does
+    not matter; ``progress(k)`` after k more trees. Ctrl-C stops between trees with a
+    plain ``KeyboardInterrupt`` (:class:`StopOnInterrupt`); trees not yet started are not
+    grown. The tree loop of every forest of the kit (HMLForest, CC-Forest)."""
+    stop = StopOnInterrupt()
+
+    def guarded(t):
+        return None if stop.stopped else grow(t)
+
+    with stop:
+        if n_jobs == 1:
+            results = []
+            for t in range(n_trees):
+                stop.check()
+                results.append(guarded(t))
+                if progress is not None:
+                    progress(1)
+            stop.check()
+            return results
+        with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+            return stop.results([pool.submit(guarded, t) for t in range(n_trees)], progress=progress)

@@ -4,14 +4,13 @@ from __future__ import annotations
 import math
 import numbers
 import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._validation import SparseXTags, check_estimator_params, check_layers, check_random_state_seed, check_X, check_Y
 from . import _builder
-from ._interrupt import StopOnInterrupt
+from ._interrupt import grow_trees
 from ._rng import tree_seeds
 from ._tagdata import build_tag_arrays
 
@@ -150,11 +149,7 @@ class HMLForest(SparseXTags, BaseEstimator):
         keys = _builder.feature_keys(X)  # integer ranks, radix-sorted per node, and each feature's mode
         min_leaf = int(self.min_samples_leaf)
 
-        stop = StopOnInterrupt()
-
         def grow(t):
-            if stop.stopped:  # Ctrl-C: trees not yet started are not grown
-                return None
             samples = (boots[t] if boots is not None else np.arange(n)).astype(np.int64)
             leaf = np.full(n, -1, np.int32)
             state = states[t : t + 1].copy()
@@ -163,28 +158,16 @@ class HMLForest(SparseXTags, BaseEstimator):
 
         n_jobs = min(_resolve_n_jobs(self.n_jobs), self.n_estimators)
         show = self.verbose is True or (self.verbose == "auto" and n * self.n_estimators >= 5_000_000)
-        results = [None] * self.n_estimators
         bar = None
         if show:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=self.n_estimators, desc="HMLForest", unit="tree")
-        with stop:  # a Ctrl-C is a KeyboardInterrupt between trees (_interrupt.py)
-            try:
-                if n_jobs == 1:
-                    for t in range(self.n_estimators):
-                        stop.check()
-                        results[t] = grow(t)
-                        if bar is not None:
-                            bar.update(1)
-                    stop.check()
-                else:
-                    with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-                        futures = [pool.submit(grow, t) for t in range(self.n_estimators)]
-                        results = stop.results(futures, progress=None if bar is None else bar.update)
-            finally:
-                if bar is not None:
-                    bar.close()
+        try:  # a Ctrl-C is a KeyboardInterrupt between trees (_interrupt.py)
+            results = grow_trees(grow, self.n_estimators, n_jobs, progress=None if bar is None else bar.update)
+        finally:
+            if bar is not None:
+                bar.close()
         self._store(results)
         self.n_features_in_ = d
         self.n_tags_ = Y.shape[1]
