@@ -184,27 +184,51 @@ def plot_abstractness(ds):
     return fig
 
 
+def _completion_highlights(ds, most=6):
+    """Rows drawn in colour: the HML-RF rows, then the best others by mean score at the
+    first N of the first measure, at most ``most`` in all; the rest are drawn grey."""
+    measured = [str(r) for r in ds["row"].values
+                if (ds["status"].sel(row=r).values == "measured").any()]
+    ours = ds["score"].isel(measure=0, N=0).mean([d for d in ("fold", "dataset") if d in ds["score"].dims])
+    hml = [r for r in measured if r.startswith("hmlrf")][:most]
+    rest = sorted((r for r in measured if r not in hml), key=lambda r: -float(ours.sel(row=r)))
+    return hml + rest[:max(0, most - len(hml))]
+
+
 def plot_completion(ds):
+    """Tables 6-8 as lines over N, one panel per data set and measure: at most six
+    highlighted rows (the HML-RF rows, then the best others) in colour, ours as lines and
+    the paper's as open squares of the same colour; every other row as a thin grey line.
+    One legend under the panels, covering no data."""
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
     nd = ds.sizes["dataset"]
-    fig, axes = plt.subplots(nd, 3, figsize=(15, 3.6 * nd), squeeze=False)
+    fig, axes = plt.subplots(nd, 3, figsize=(15, 3.4 * nd + 1.2), squeeze=False)
+    shown = _completion_highlights(ds)
+    colour = {r: plt.cm.tab10(i) for i, r in enumerate(shown)}
+    label = dict(zip(map(str, ds["row"].values), map(str, ds["label"].values)))
     for r, d in enumerate(ds["dataset"].values):
         sub = ds.sel(dataset=d)
         for c, meas in enumerate(sub["measure"].values):
             ax = axes[r, c]
-            for i, key in enumerate(sub["row"].values):
+            N = sub["N"].values
+            for key in map(str, sub["row"].values):
                 if str(sub["status"].sel(row=key).values) != "measured":
                     continue
                 y = sub["score"].sel(row=key, measure=meas).mean("fold")
-                col = plt.cm.tab20(i % 20)  # 13 rows: one colour each
-                ax.plot(sub["N"].values, y, "o-", color=col, label=str(sub["label"].values[i]))
-                ax.plot(sub["N"].values, sub["paper"].sel(row=key, measure=meas), "--", color=col, alpha=0.5)
-            ax.set(xlabel="recovered tags N", ylabel=f"{meas}@N", title=f"{d}: {meas}@N (dashed: paper)",
-                   xticks=list(sub["N"].values))
-            if c == 0:
-                ax.legend(fontsize=6)
-    fig.tight_layout()
+                if key not in colour:
+                    ax.plot(N, y, "-", color="0.8", lw=0.8, zorder=1)
+                    continue
+                ax.plot(N, y, "o-", color=colour[key], lw=1.8, ms=4, zorder=3)
+                ax.plot(N, sub["paper"].sel(row=key, measure=meas), "s", mfc="none", mec=colour[key], ms=6, zorder=2)
+            ax.set(xlabel="recovered tags N", ylabel=f"{meas}@N", title=f"{d}: {meas}@N", xticks=list(N))
+            ax.grid(alpha=0.3)
+    handles = [Line2D([], [], color=colour[k], marker="o", lw=1.8, label=label[k]) for k in shown]
+    handles += [Line2D([], [], color="0.8", lw=0.8, label="other rows (ours)"),
+                Line2D([], [], color="k", marker="s", mfc="none", lw=0, label="the paper's value (same colour)")]
+    fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 1.0 / (3.4 * nd + 1.2), 1, 1))
     return fig
 
 
