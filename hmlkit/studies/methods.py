@@ -41,6 +41,13 @@ def resolve(key, kind, mode=None):
     return spec, ""
 
 
+def gc_base(key):
+    """The Table 1 method behind completion row ``key`` = "<X>_gc" (X clustered in its blm
+    mode; "spclust_blm_gc" is SpClust's)."""
+    base = key[:-len("_gc")]
+    return "spclust" if base == "spclust_blm" else base
+
+
 class NotApplicable(Exception):
     """A row that cannot be run on this data set (e.g. cluster-based completion without groups)."""
 
@@ -103,8 +110,7 @@ def completion_scores_for(key, observed, n_clusters, seed, cfg):
         if n_clusters is None:
             raise NotApplicable("cluster-based completion needs the number of clusters: "
                                 "the data set has no ground-truth groups")
-        base = key[:-3]
-        params = _params_of("spclust" if base == "spclust_blm" else base, cfg.forest_params, cfg.method_params)
+        params = _params_of(gc_base(key), cfg.forest_params, cfg.method_params)
         # the registry's <X>_gc row: its factory sets the parameters on X's estimator
         est = spec.factory(input_mode=GC_INPUT_MODE, n_clusters=n_clusters, random_state=seed, **params)
     else:
@@ -115,5 +121,5 @@ def completion_scores_for(key, observed, n_clusters, seed, cfg):
     return np.asarray(est.predict_scores(), dtype=float)
 
 
-__all__ = ["ALIASES", "FOREST_METHODS", "GC_INPUT_MODE", "MethodParameterError", "NotApplicable", "resolve",
+__all__ = ["ALIASES", "FOREST_METHODS", "GC_INPUT_MODE", "MethodParameterError", "NotApplicable", "resolve", "gc_base",
            "hmlrf_labels", "cluster_labels", "completion_scores_for"]

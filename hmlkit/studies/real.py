@@ -57,14 +57,15 @@ def _table_method(key, mode, cfg):
 
 
 def _table1_chosen(cfg):
-    """The Table 1 rows (mode, method) the run takes: ``cfg["table1_methods"]`` lists
-    methods ("cca": every mode of it) or single rows ("bitag/kmeans"); None = all."""
+    """The rows of Tables 1-2 (``paper_values`` tuples, HML-RF excepted) the run takes:
+    ``cfg["table1_methods"]`` lists methods ("cca": every mode of it) or single rows
+    ("bitag/kmeans"); None = all."""
     chosen = cfg.extra.get("table1_methods")
-    rows = [(r[0], r[1]) for r in pv.TABLE1_2 if r[0] != "hml"]
+    rows = [r for r in pv.TABLE1_2 if r[0] != "hml"]
     if chosen is None:
         return rows
     chosen = {chosen} if isinstance(chosen, str) else set(chosen)
-    return [(mode, key) for mode, key in rows if key in chosen or f"{mode}/{key}" in chosen]
+    return [r for r in rows if r[1] in chosen or f"{r[0]}/{r[1]}" in chosen]
 
 
 def table1_rows(cfg):
@@ -72,9 +73,8 @@ def table1_rows(cfg):
     ``cfg["table1_methods"]``), keyed ``mode/method`` (the kit's names, as in
     ``table1_trecvid_clustering``); rows the kit lacks (S-MMC, F-MMC) stay in the table as
     *not implemented*."""
-    labels = {(r[0], r[1]): r[2] for r in pv.TABLE1_2}
-    return {f"{mode}/{key}": (f"{labels[mode, key]} ({MODE_NAMES[mode]})", _table_method(key, mode, cfg))
-            for mode, key in _table1_chosen(cfg)}
+    return {f"{mode}/{key}": (f"{label} ({MODE_NAMES[mode]})", _table_method(key, mode, cfg))
+            for mode, key, label, *_ in _table1_chosen(cfg)}
 
 
 def clustering_rows(cfg, part="all"):
@@ -103,6 +103,12 @@ def clustering_rows(cfg, part="all"):
 def _tag_free(name):
     """Rows whose input holds no tag: their labels do not depend on the removal rate."""
     return name in ("kmeans_visual", "spclust_visual") or name.startswith("vifeat/")
+
+
+def _table1_folds(cfg):
+    """How many of the run's seeds the Tables 1-2 rows (and their X(GC) rows) run on."""
+    n = cfg.extra.get("table1_folds")
+    return len(cfg.seeds()) if n is None else int(n)
 
 
 def _is_table1(name):
@@ -150,8 +156,7 @@ def clustering_study(data, cfg, rows=None, part="all", progress=True):
     names = list(rows)
     rates = list(cfg["sparseness"])
     seeds = cfg.seeds()
-    n_t1 = cfg.extra.get("table1_folds")
-    n_t1 = len(seeds) if n_t1 is None else int(n_t1)
+    n_t1 = _table1_folds(cfg)
     tasks = []  # (fold, rate index or None for the tag-free rows, names)
     for f, s in enumerate(seeds):
         run = [n for n in names if f < n_t1 or not _is_table1(n)]
@@ -211,7 +216,7 @@ def completion_rows(cfg):
     TCMR, each X(GC), HML-RF(GC/LN), SFSS, the paper's HML-RF(AM)); ``hmlrf_am`` is left
     out, being the recommended row under another name."""
     from ..complete import HMLTagCompleter, cooccurrence_scores
-    from .methods import completion_scores_for
+    from .methods import completion_scores_for, gc_base
 
     def hml(**variant):
         def run(obs, seed, n_clusters):
@@ -234,21 +239,15 @@ def completion_rows(cfg):
         "hmlrf": ("HML-RF recommended (co-occurrence x forest lift)", hml()),
         "hmlrf_am_forest": ("HML-RF(AM), recommended forest, no correlations", hml(lift_exponent=None)),
     }
-    table1 = {key for _mode, key in _table1_chosen(cfg)}
+    table1 = {r[1] for r in _table1_chosen(cfg)}
     for key, label, *_ in pv.COMPLETION_ROWS:
         if key == "hmlrf_am_paper":
             rows[key] = ("HML-RF(AM) as in the paper", hml(**PAPER_COMPLETION))
-        elif _is_table1_gc(key) and _gc_base(key) not in table1:
+        elif _is_table1_gc(key) and gc_base(key) not in table1:
             continue  # the X(GC) rows follow the Table 1 methods the run takes
         elif key != "hmlrf_am":
             rows[key] = (label, table_row(key))
     return rows
-
-
-def _gc_base(key):
-    """The Table 1 method behind completion row ``key`` = "<X>_gc" (X fitted in blm mode)."""
-    base = key[:-len("_gc")]
-    return "spclust" if base == "spclust_blm" else base
 
 
 def _is_table1_gc(key):
@@ -268,8 +267,7 @@ def completion_study(datasets, cfg, rows=None, hidden_fraction=0.4, progress=Tru
     rows = completion_rows(cfg) if rows is None else rows
     names, keys, seeds = list(datasets), list(rows), cfg.seeds()
     meas, ns = list(pv.COMPLETION_MEASURES), list(pv.COMPLETION_N)
-    n_t1 = cfg.extra.get("table1_folds")
-    n_t1 = len(seeds) if n_t1 is None else int(n_t1)
+    n_t1 = _table1_folds(cfg)
     score = np.full((len(names), len(keys), len(meas), len(ns), len(seeds)), np.nan)
     status = np.full((len(names), len(keys)), "measured", dtype=object)
     reason = np.full((len(names), len(keys)), "", dtype=object)
