@@ -136,6 +136,7 @@ PROFILES = {
         generic_range=(0.1, 0.6),
         features="histogram",
         group_share=0.3,  # of the visual signal: group-specific look vs the true tags' looks
+        sibling_look=0.0,  # share of a group's look shared with its super-group
         salience=(0.5, 3.0, 1.0),  # visual weight of abstract, generic, topic tags
         noise=0.43,
         n_words=300,
@@ -168,6 +169,7 @@ PROFILES = {
         generic_range=(0.05, 0.3),
         features="cnn",
         group_share=0.45,
+        sibling_look=0.0,
         salience=(0.5, 3.0, 1.0),
         noise=0.5,
         latent_dim=128,
@@ -183,7 +185,8 @@ PROFILES = {
     ),
 }
 
-_KNOBS = ("noise", "group_share", "obs_rate_abstract", "obs_rate_specific", "untagged_share", "generic_only_share")
+_KNOBS = ("noise", "group_share", "sibling_look", "obs_rate_abstract", "obs_rate_specific", "untagged_share",
+          "generic_only_share")
 
 
 def _group_sizes(props, n):
@@ -327,6 +330,7 @@ def make_synthetic(
     *,
     noise=None,
     group_share=None,
+    sibling_look=None,
     obs_rate_abstract=None,
     obs_rate_specific=None,
     untagged_share=None,
@@ -365,11 +369,12 @@ def make_synthetic(
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; choose one of {sorted(PROFILES)}")
     p = dict(PROFILES[profile])
-    for k, v in zip(_KNOBS, (noise, group_share, obs_rate_abstract, obs_rate_specific, untagged_share, generic_only_share)):
+    for k, v in zip(_KNOBS, (noise, group_share, sibling_look, obs_rate_abstract, obs_rate_specific, untagged_share, generic_only_share)):
         if v is not None:
             p[k] = float(v)
-    if not 0.0 <= p["group_share"] <= 1.0:
-        raise ValueError(f"group_share must be in [0, 1], got {p['group_share']}")
+    for k in ("group_share", "sibling_look"):
+        if not 0.0 <= p[k] <= 1.0:
+            raise ValueError(f"{k} must be in [0, 1], got {p[k]}")
     if not 0.0 <= p["noise"] < 1.0:
         raise ValueError(f"noise must be in [0, 1), got {p['noise']}")
     for k in ("obs_rate_abstract", "obs_rate_specific"):
@@ -403,9 +408,9 @@ def make_synthetic(
     salience = np.empty(p["n_tags"])
     salience[w["abs_idx"]], salience[w["gen_idx"]], salience[w["top_idx"]] = p["salience"]
     if p["features"] == "histogram":
-        X = _histogram_features(p, fw_rng, groups, Y_true, salience, f_rng)
+        X = _histogram_features(p, fw_rng, groups, w["super_of"], Y_true, salience, f_rng)
     else:
-        X = _cnn_features(p, fw_rng, groups, Y_true, salience, f_rng)
+        X = _cnn_features(p, fw_rng, groups, w["super_of"], Y_true, salience, f_rng)
     Y_obs = _observe(p, w, Y_true, np.random.default_rng(obs_ss))
 
     true_layers = [w["abs_idx"].copy(), np.concatenate([w["gen_idx"], w["top_idx"]])]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 
-def _histogram_features(p, w_rng, groups, Y_true, salience, rng):
+def _histogram_features(p, w_rng, groups, super_of, Y_true, salience, rng):
     """Bag-of-visual-words histograms (float32, rows sum to 1)."""
     V = p["n_features"]
     G, m = p["n_groups"], p["n_tags"]
@@ -24,6 +24,10 @@ def _histogram_features(p, w_rng, groups, Y_true, salience, rng):
     styles = sparse_dists(p["n_styles"], 150)
     phi_g = sparse_dists(G, 80)
     phi_t = sparse_dists(m, 25)
+    # groups of one super-group look alike (a wedding and a birthday party): a share
+    # sibling_look of a group's own look is its super-group's
+    sib = p["sibling_look"]
+    phi_g = sib * sparse_dists(p["n_super"], 80)[super_of] + (1.0 - sib) * phi_g
 
     noise = p["noise"]
     n = groups.size
@@ -51,7 +55,7 @@ def _histogram_features(p, w_rng, groups, Y_true, salience, rng):
     return X
 
 
-def _cnn_features(p, w_rng, groups, Y_true, salience, rng, chunk=2048):
+def _cnn_features(p, w_rng, groups, super_of, Y_true, salience, rng, chunk=2048):
     """CNN-like non-negative sparse activations relu(z W + b + sigma*eps), float32."""
     d, L = p["n_features"], p["latent_dim"]
     G, m = p["n_groups"], p["n_tags"]
@@ -73,6 +77,11 @@ def _cnn_features(p, w_rng, groups, Y_true, salience, rng, chunk=2048):
     e_g = sparse_embed(G, p["concepts_per_group"])
     e_t = sparse_embed(m, p["concepts_per_tag"])
     e_s = w_rng.standard_normal((p["n_styles"], L), dtype=f32)
+    # groups of one super-group look alike: a share sibling_look of a group's look (in
+    # variance) is its super-group's
+    sib = p["sibling_look"]
+    e_sup = sparse_embed(p["n_super"], p["concepts_per_group"])
+    e_g = (np.sqrt(sib) * e_sup[super_of] + np.sqrt(1.0 - sib) * e_g).astype(f32)
 
     noise = p["noise"]
     n = groups.size
