@@ -56,14 +56,6 @@ def test_trecvid_statistics(trecvid):
         assert k in d.meta
 
 
-def test_trecvid_calibration(trecvid):
-    d = trecvid
-    km = KMeans(n_clusters=15, n_init=10, random_state=0).fit_predict(d.X)
-    assert 0.10 <= nmi(d.groups, km) <= 0.30
-    sc = spclust_on_tags(d.Y, 15)
-    assert 0.55 <= nmi(d.groups, sc) <= 0.80
-
-
 def test_trecvid_story(trecvid):
     d = trecvid
     Yt = d.Y_true.toarray().astype(bool)

@@ -53,22 +53,29 @@ the features:
    generic tags -- the hard cases where the visual features must help.
 
 Knobs (keyword arguments, defaults from the profile): ``noise``,
-``group_share``, ``obs_rate_abstract``, ``obs_rate_specific``,
+``group_share``, ``sibling_look``, ``obs_rate_abstract``, ``obs_rate_specific``,
 ``untagged_share``, ``generic_only_share``. Every parameter used is stored in
 ``meta``. Independent random streams serve the world, the samples' groups and
 true tags, the features and the observation, so changing a feature knob
 leaves the tags unchanged and vice versa.
 
-Calibration measured with the defaults, ``random_state=0`` (Table 1 / 2 of
-the paper in brackets): trecvid -- K-means (k=15, n_init=10) on X NMI 0.23
-[0.19]; spectral clustering of tag cosine similarities (20-NN) NMI 0.65
-[0.73]; 3.95 observed tags per sample [~4], 8 % untagged. Over seeds 0-3 the
-K-means NMI ranges 0.14-0.30. The kit's HMLClustering (100 trees, true
-layers) reaches NMI 0.95 [0.90] (NoCorr 0.90, FlatTags 0.90: here the
-tag correlations help, the hierarchy alone barely), 0.91 on the untagged
-samples alone. nuswide (n_samples=4000) -- K-means (k=30) NMI 0.31
-with n_init=10, 0.25 with n_init=3 [0.26]; tags 0.62 [0.59]; HMLClustering (50 trees, the generator's two
-layers) 0.68 [0.67]; 4.75 tags per sample at full size [4.8].
+Calibration (issue 14): the profiles are set so that the features do not give the groups
+away to a supervised model, as real visual features do not (on Corel5k's 499 visual words a
+random forest predicts the 50 CD groups with 5-fold accuracy 0.21). ``sibling_look`` makes the
+groups of one super-group look alike (0.9 on trecvid), so the features show the super-group
+far better than the group, and the tags must tell siblings apart. Measured with the defaults
+(``tests/test_calibration.py``, which asserts the issue's bands; the paper's figures in
+brackets), trecvid, mean of seeds 0-2: random-forest accuracy X -> group (5-fold, 100 trees)
+0.67 (per seed 0.65-0.70; 0.95 before the recalibration); K-means (k=15, n_init=10) on X NMI
+0.20 [0.19]; spectral clustering of tag cosine similarities (20-NN) 0.64 [0.73]; the kit's
+HMLClustering (defaults, 100 trees) 0.78 [0.90], i.e. 0.14 above tags alone [0.17]; the
+paper's model (``cluster.PAPER_SETTINGS``) 0.77, its FlatTags variant 0.73 (the hierarchy
+is worth 0.04 to the forest [0.71 -> 0.84]; with the kit's default tag graph fused into
+both, FlatTags is 0.76, only 0.014 below). 50 % of the tags removed (seeds 0-2): NMI drops
+by 20-36 % for the kit's default, 18-20 % for the paper's model, 44-50 % for tags alone.
+3.95 observed tags per sample [~4], 8 % untagged. nuswide (n_samples=3000, seed 0, 50
+trees): forest accuracy 0.67; K-means (k=30, n_init=3) 0.24 [0.26]; tags 0.63 [0.59];
+HMLClustering 0.77 (the paper's model 0.66) [0.67]; 4.75 tags per sample at full size [4.8].
 """
 from __future__ import annotations
 
@@ -136,9 +143,9 @@ PROFILES = {
         generic_range=(0.1, 0.6),
         features="histogram",
         group_share=0.3,  # of the visual signal: group-specific look vs the true tags' looks
-        sibling_look=0.0,  # share of a group's look shared with its super-group
+        sibling_look=0.9,  # share of a group's look shared with its super-group
         salience=(0.5, 3.0, 1.0),  # visual weight of abstract, generic, topic tags
-        noise=0.43,
+        noise=0.55,
         n_words=300,
         n_styles=8,
         obs_rate_abstract=0.9,
@@ -169,7 +176,7 @@ PROFILES = {
         generic_range=(0.05, 0.3),
         features="cnn",
         group_share=0.45,
-        sibling_look=0.0,
+        sibling_look=0.5,
         salience=(0.5, 3.0, 1.0),
         noise=0.5,
         latent_dim=128,
@@ -354,6 +361,13 @@ def make_synthetic(
     noise : float in [0, 1), optional
         Share of the visual signal that is group-independent (background and
         nuisance style).
+    group_share : float in [0, 1], optional
+        Share of the signal that is the group's own look (the rest: its true
+        tags' looks).
+    sibling_look : float in [0, 1], optional
+        Share of a group's own look that it shares with the other groups of
+        its super-group (0: every group looks different; 1: siblings look
+        the same and only their tags tell them apart).
     obs_rate_abstract, obs_rate_specific : float in (0, 1], optional
         Base probability that a true abstract / specific tag is observed
         (scaled per sample by a mean-1 tagging effort).

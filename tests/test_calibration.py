@@ -1,0 +1,95 @@
+"""Calibration of the synthetic profiles against what a forest can learn (issue 14, item 1).
+
+The bands are the issue's, fixed before the profiles were recalibrated; the measured figures
+are in ``hmlkit.data.synthetic``'s docstring. Each figure is a mean over the seeds named.
+
+* supervised ceiling: 5-fold cross-validated accuracy of a random forest X -> group (the
+  features must not give the groups away: a plain forest predicted trecvid's groups with 95 %
+  accuracy before; on Corel5k's visual words it is 0.21 for 50 groups);
+* K-means NMI on X (Table 1's ViFeat K-means, 0.19 in the paper);
+* tags-only spectral clustering NMI (Table 1's BiTag SpClust, 0.73);
+* HMLClustering (the kit's defaults) minus tags-only NMI (paper: 0.90 - 0.73);
+* the hierarchy's gain: FlatTags (one layer, no correlations; Fig 6) below the full model
+  at full tags (paper: 0.71 -> 0.84).
+"""
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.cluster import KMeans
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.metrics import normalized_mutual_info_score as nmi
+from sklearn.model_selection import StratifiedKFold, cross_val_score
+
+from hmlkit.cluster import PAPER_SETTINGS, HMLClustering
+from hmlkit.data import make_synthetic
+from test_synthetic import spclust_on_tags
+
+FLAT = {"hierarchy": False, "correlations": False}
+
+
+def _figures(profile, seed, n_samples, n_estimators, n_init, flat):
+    d = make_synthetic(profile, n_samples=n_samples, random_state=seed)
+    k = d.n_groups
+    out = {}
+    rf = RandomForestClassifier(100, n_jobs=2, random_state=0)
+    out["ceiling"] = cross_val_score(rf, d.X, d.groups, cv=StratifiedKFold(5, shuffle=True, random_state=0)).mean()
+    out["kmeans"] = nmi(d.groups, KMeans(k, n_init=n_init, random_state=0).fit_predict(d.X))
+    out["tags"] = nmi(d.groups, spclust_on_tags(d.Y, k))
+
+    def hml(**kw):
+        m = HMLClustering(n_clusters=k, n_estimators=n_estimators, random_state=seed, n_jobs=2, **kw)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return nmi(d.groups, m.fit_predict(d.X, d.Y, layers=d.layers))
+
+    out["hmlrf"] = hml()
+    if flat:
+        out["flattags"] = hml(**FLAT)
+        out["paper"] = hml(**PAPER_SETTINGS)
+        out["paper_flattags"] = hml(**PAPER_SETTINGS, **FLAT)
+    return out
+
+
+def _mean(per_seed):
+    return {key: float(np.mean([f[key] for f in per_seed])) for key in per_seed[0]}
+
+
+@pytest.fixture(scope="module")
+def trecvid():
+    return _mean([_figures("trecvid", s, None, 100, 10, True) for s in (0, 1, 2)])
+
+
+@pytest.fixture(scope="module")
+def nuswide():
+    # 3000 samples, full features and tags: the profile's world at a size a test can fit
+    return _mean([_figures("nuswide", s, 3000, 50, 3, False) for s in (0,)])
+
+
+def test_trecvid_bands(trecvid):
+    f = trecvid
+    assert 0.40 <= f["ceiling"] <= 0.75, f
+    assert 0.10 <= f["kmeans"] <= 0.30, f
+    assert 0.60 <= f["tags"] <= 0.80, f
+    assert 0.05 <= f["hmlrf"] - f["tags"] <= 0.25, f
+
+
+def test_trecvid_hierarchy_helps_the_forest(trecvid):
+    # the paper's model (forest affinity alone, Fig 6's HML-RF): the hierarchy is worth >= 0.03
+    assert trecvid["paper"] - trecvid["paper_flattags"] >= 0.03, trecvid
+
+
+@pytest.mark.xfail(strict=True, reason="measured 0.014 over seeds 0-2: the kit's default fuses the observed-tag "
+                   "graph into both models, which carries the group structure the hierarchy adds to the forest, "
+                   "so FlatTags with the tag graph is within 0.02 of the full model (the forest alone: 0.040)")
+def test_trecvid_hierarchy_helps_the_default(trecvid):
+    assert trecvid["hmlrf"] - trecvid["flattags"] >= 0.03, trecvid
+
+
+def test_nuswide_bands(nuswide):
+    # Table 2: K-means 0.26, tags-only SpClust 0.59, HML-RF 0.67 (a gain of 0.08)
+    f = nuswide
+    assert 0.40 <= f["ceiling"] <= 0.75, f
+    assert 0.10 <= f["kmeans"] <= 0.35, f
+    assert 0.50 <= f["tags"] <= 0.75, f
+    assert 0.02 <= f["hmlrf"] - f["tags"] <= 0.25, f
