@@ -221,6 +221,68 @@ def test_claim_verdicts():
     assert set(claims.CLAIMS) == set(STUDIES)
 
 
+def _table_folds(nmi):
+    """A Table 1 result with several folds: {row key: [NMI per fold]}."""
+    keys = list(nmi)
+    n_folds = len(next(iter(nmi.values())))
+    score = np.full((len(keys), 5, n_folds), np.nan)
+    for i, k in enumerate(keys):
+        score[i, 1] = nmi[k]
+    return xr.Dataset({"score": (("row", "metric", "fold"), score)},
+                      coords={"row": keys, "metric": list(study.METRICS), "fold": np.arange(n_folds),
+                              "status": ("row", ["measured"] * len(keys)), "reason": ("row", [""] * len(keys)),
+                              "label": ("row", keys), "mode": ("row", [k.split("/")[0] for k in keys])},
+                      attrs={"supervised_ceiling": 0.93, "chance_accuracy": 0.1})
+
+
+def test_claim_diagnoses():
+    # a miss within the folds' noise is called a tie; one beyond it is not; the winner's input
+    # and the data's supervised ceiling are named (issue 14, item 2)
+    tie = {r.id: r for r in claims.evaluate("table1_trecvid_clustering", _table_folds(
+        {"bitag/kmeans": [0.80, 0.70, 0.78], "hml/hmlrf": [0.76, 0.74, 0.75]}))}["T1-best"]
+    assert tie.verdict == claims.FAILS and "a tie" in tie.diagnosis and "tags alone" in tie.diagnosis
+    assert "accuracy 0.93" in tie.diagnosis
+    clear = {r.id: r for r in claims.evaluate("table1_trecvid_clustering", _table_folds(
+        {"blm/spclust": [0.90, 0.91, 0.92], "hml/hmlrf": [0.70, 0.71, 0.72]}))}["T1-best"]
+    assert "beyond the folds' spread" in clear.diagnosis and "tags alone" not in clear.diagnosis
+    held = {r.id: r for r in claims.evaluate("table1_trecvid_clustering", _table_folds(
+        {"bitag/kmeans": [0.5, 0.5], "hml/hmlrf": [0.8, 0.8]}))}["T1-best"]
+    assert held.verdict == claims.HOLDS and held.diagnosis == "" and held.trivial == ""
+    # Table 4: identical clusterings for 5-7 layers make saturation trivial and "more layers"
+    # a miss with that reason
+    sc = np.zeros((6, 5, 2))
+    sc[:, :, 0] = np.array([0.60, 0.58, 0.59, 0.55, 0.55, 0.55])[:, None]
+    sc[:, :, 1] = np.array([0.62, 0.57, 0.61, 0.56, 0.56, 0.56])[:, None]
+    ds = xr.Dataset({"score": (("n_layers", "metric", "fold"), sc)},
+                    coords={"n_layers": [2, 3, 4, 5, 6, 7], "metric": list(study.METRICS), "fold": [0, 1]})
+    res = {r.id: r for r in claims.evaluate("table4_hierarchy_depth", ds)}
+    assert res["T4-saturate"].verdict == claims.HOLDS and "identical for 5-7 layers" in res["T4-saturate"].trivial
+    assert res["T4-more"].verdict == claims.FAILS and "identical for 5-7 layers" in res["T4-more"].diagnosis
+    # Table 3: a rival that drops less because it starts lower (a floor effect) or uses no tags
+    rates = [0.0, 0.1, 0.2]
+    nmi = {"hml/hmlrf": [0.80, 0.70, 0.60], "bitag/kmeans": [0.30, 0.29, 0.28], "vifeat/kmeans": [0.2, 0.2, 0.2]}
+    sc = np.zeros((3, 3, 5, 1))
+    for i, v in enumerate(nmi.values()):
+        sc[i, :, :, 0] = np.asarray(v)[:, None]
+    ds = xr.Dataset({"score": (("row", "sparseness", "metric", "fold"), sc)},
+                    coords={"row": list(nmi), "sparseness": rates, "metric": list(study.METRICS), "fold": [0],
+                            "status": ("row", ["measured"] * 3), "reason": ("row", [""] * 3)})
+    res = {r.id: r for r in claims.evaluate("fig5_table3_sparseness", ds)}
+    d = res["T3-smallest"].diagnosis
+    assert res["T3-smallest"].verdict == claims.FAILS
+    assert "bitag/kmeans at 10% (starts at NMI 0.300, below HML-RF's 0.800" in d and "vifeat/kmeans" in d
+    assert "uses no tags" in d
+    assert "vifeat/kmeans" in res["F5-drop"].diagnosis and res["F5-drop"].verdict == claims.FAILS
+    # Fig 8: a flat tau curve converges trivially
+    sc = np.zeros((3, 5, 1))
+    sc[:, 1, 0] = [0.705, 0.700, 0.701]
+    ds = xr.Dataset({"score_tau": (("tau", "metric", "fold"), sc)},
+                    coords={"tau": [10, 50, 100], "metric": list(study.METRICS), "fold": [0]})
+    res = {r.id: r for r in claims.evaluate("fig8_parameters", ds)}
+    assert res["F8-converge"].verdict == claims.HOLDS and "varies by 0.005" in res["F8-converge"].trivial
+    assert "already converged at the smallest tau" in res["F8-tau"].diagnosis
+
+
 def _lmmc_result(lmmc, mmc, others=20.0):
     """A seed_lmmc result: ``score(method, metric, seed)`` in %, LMMC and MMC at the given levels."""
     methods = ["LMMC", "MMC", "SC", "KM", "NC"]
@@ -260,7 +322,7 @@ def test_seed_study_claims_appear_in_report(tmp_path):
     for r in seed:
         assert f"| seed_lmmc | {r.text} | {report._MARK[r.verdict]} |" in text
         assert f"| {r.text} | {report._MARK[r.verdict]} | {r.detail} |" in section
-    assert "Claims: 3 hold, 0 do not hold, 0 not checked" in text  # only seed_lmmc has a result
+    assert "Claims: 3 hold (0 of them trivially: the study could not have shown otherwise), 0 do not hold, 0 not checked" in text  # only seed_lmmc has a result
 
 
 # ------------------------------------------------------------------ save, report, atomicity

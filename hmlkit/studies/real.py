@@ -18,6 +18,7 @@ from ..complete import PAPER_SETTINGS as PAPER_COMPLETION
 from ..metrics import clustering_scores as _clustering_scores
 from . import paper_values as pv
 from .config import HUB_RATIO
+from .data import supervised_ceiling
 
 METRICS = pv.CLUSTER_METRICS
 
@@ -200,7 +201,9 @@ def clustering_study(data, cfg, rows=None, part="all", progress=True):
                 "metric": list(METRICS), "fold": np.arange(len(seeds)),
                 "status": ("row", [status[n] for n in names]), "reason": ("row", [reason[n] for n in names])},
         attrs={"largest_true_group": true_max, "n_groups": int(data.n_groups), "hub_factor": HUB_RATIO,
-               "table1_folds": n_t1},
+               "table1_folds": n_t1,
+               # how much of the groups the visual features give away (the claims' diagnoses)
+               **(supervised_ceiling(data, cfg.seed, cfg.n_jobs) if part != "table1" else {})},
     )
 
 

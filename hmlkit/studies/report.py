@@ -16,6 +16,10 @@ from .sanity import CHANCE_ARI, flagged
 _MARK = {HOLDS: "holds", FAILS: "**does not hold**", UNCHECKED: "not checked"}
 
 
+def _mark(result):
+    return "holds (trivially)" if result.verdict == HOLDS and result.trivial else _MARK[result.verdict]
+
+
 def _open(path):
     import xarray as xr
 
@@ -56,9 +60,10 @@ def study_section(name, results_dir, figures_dir=None):
                  f"{attrs.get('duration_s', '?')} s, commit `{attrs.get('git_commit', '?')}`.")
     lines.append("")
     results = evaluate(name, ds)
-    lines += ["| claim (paper) | verdict | our numbers |", "|---|---|---|"]
+    lines += ["| claim (paper) | verdict | our numbers | diagnosis |", "|---|---|---|---|"]
     for r in results:
-        lines.append(f"| {r.text} | {_MARK[r.verdict]} | {r.detail.replace('|', '/')} |")
+        why = r.diagnosis or (f"holds trivially: {r.trivial}" if r.trivial else "")
+        lines.append(f"| {r.text} | {_mark(r)} | {r.detail.replace('|', '/')} | {why.replace('|', '/')} |")
     lines.append("")
     bad = flagged(ds)
     if bad:
@@ -92,16 +97,19 @@ def write_report(results_dir="results", figures_dir="figures", names=STUDIES, pa
         body += lines
         allres += res
     counts = {v: sum(r.verdict == v for r in allres) for v in (HOLDS, FAILS, UNCHECKED)}
+    n_trivial = sum(bool(r.trivial) for r in allres if r.verdict == HOLDS)
     head = ["# HML-RF paper studies: our numbers beside the paper's", "",
             "Each claim below is one the HML-RF paper makes in Section 4 or, for the `seed_*` studies, one "
             "of a seed paper's (its published numbers beside ours); the verdict is judged on our run "
             "(`hmlkit.studies.claims`). A claim that does not hold on our data is reported as such. "
             "Data are the kit's synthetic `trecvid` / `nuswide` profiles unless a study says otherwise.", "",
-            f"Claims: {counts[HOLDS]} hold, {counts[FAILS]} do not hold, {counts[UNCHECKED]} not checked "
-            "(methods not implemented or not run).", ""]
+            f"Claims: {counts[HOLDS]} hold ({n_trivial} of them trivially: the study could not have shown "
+            f"otherwise), {counts[FAILS]} do not hold, {counts[UNCHECKED]} not checked (methods not implemented "
+            "or not run). Each claim that does not hold has a diagnosis: the likely reason, from checks run "
+            "on the study's result (`hmlkit.studies.claims.diagnose`).", ""]
     if allres:
         head += ["| study | claim | verdict |", "|---|---|---|"]
-        head += [f"| {r.study} | {r.text} | {_MARK[r.verdict]} |" for r in allres]
+        head += [f"| {r.study} | {r.text} | {_mark(r)} |" for r in allres]
         head.append("")
     text = "\n".join(head + body) + "\n"
     out = Path(path) if path else Path(results_dir) / "REPORT.md"

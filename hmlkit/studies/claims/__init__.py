@@ -4,7 +4,8 @@
 ``seeds``  the four seed papers' claims, for the ``seed_*`` studies, each with the
            paper's published numbers (:mod:`hmlkit.studies.paper_values`) beside ours.
 
-Each claim returns a :class:`ClaimResult` with verdict ``"holds"``, ``"does not hold"`` or
+Each claim returns a :class:`ClaimResult` (with a diagnosis of a miss and the reason a claim
+holds trivially, :mod:`.diagnose`) with verdict ``"holds"``, ``"does not hold"`` or
 ``"not checked"`` (the methods it compares were not run or not implemented: the detail says
 which). Thresholds are stated in the claim's text; a claim that does not hold on our data is
 reported as such, never tuned away.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from . import paper, seeds
 from ._base import FAILS, HOLDS, UNCHECKED, ClaimResult, NotChecked, verdict
+from .diagnose import diagnose
 
 # study -> [(claim id, text, function(ds) -> (verdict, detail))]
 CLAIMS = {**paper.CLAIMS, **seeds.CLAIMS}
@@ -30,5 +32,7 @@ def evaluate(study, ds):
             result, detail = UNCHECKED, str(exc)
         except (KeyError, ValueError) as exc:
             result, detail = UNCHECKED, f"result lacks what the claim needs: {exc}"
-        out.append(ClaimResult(study, cid, text, result, detail))
+        res = ClaimResult(study, cid, text, result, detail)
+        res.diagnosis, res.trivial = diagnose(res, ds)
+        out.append(res)
     return out

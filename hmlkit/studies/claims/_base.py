@@ -14,6 +14,8 @@ class ClaimResult:
     text: str
     verdict: str
     detail: str
+    diagnosis: str = ""  # a claim that does not hold: its likely reason (claims.diagnose)
+    trivial: str = ""  # a claim that holds trivially: why
 
 
 def verdict(ok):

@@ -1,0 +1,354 @@
+"""Why a claim came out as it did: one check per claim, run on the study's stored result.
+
+A claim that does not hold gets its likely reason (``ClaimResult.diagnosis``); a claim that
+holds only because the study could not have shown otherwise is marked trivial
+(``ClaimResult.trivial``). Every sentence is computed from the result: the spread of the
+folds, scores identical across settings, which rival won and where it started, a row whose
+scores do not move with the tags, and the data's supervised ceiling (the cross-validated
+accuracy of a random forest predicting the groups from the visual features, which the
+clustering studies store; :func:`hmlkit.studies.data.supervised_ceiling`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import paper_values as pv
+from ._base import FAILS, HOLDS
+
+# a difference below this many standard errors of the folds' mean is "within the spread"
+SPREAD_SE = 2.0
+
+
+def _se(values):
+    """Standard error of the mean of fold values (NaN for one fold)."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    return float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else float("nan")
+
+
+def versus(a_name, a_folds, b_name, b_folds):
+    """'A x below B y (d); fold spread ...': whether a difference is beyond the folds' noise."""
+    a, b = float(np.nanmean(a_folds)), float(np.nanmean(b_folds))
+    se = np.sqrt(np.nansum([_se(a_folds) ** 2, _se(b_folds) ** 2])) if np.isfinite(_se(a_folds)) else np.nan
+    text = f"{a_name} {a:.3f} vs {b_name} {b:.3f} (difference {a - b:+.3f}"
+    if not np.isfinite(se):
+        return text + "; one fold)"
+    within = abs(a - b) <= SPREAD_SE * se
+    return text + f", standard error over folds {se:.3f}: " + ("within the folds' spread, i.e. a tie)" if within
+                                                            else "beyond the folds' spread)")
+
+
+def _ceiling(ds):
+    c = ds.attrs.get("supervised_ceiling")
+    if c is None or not np.isfinite(c):
+        return ""
+    chance = ds.attrs.get("chance_accuracy", float("nan"))
+    return (f"the visual features alone let a random forest predict the groups with accuracy {c:.2f} "
+            f"(5-fold; largest group {chance:.2f})")
+
+
+def _nmi_folds(ds, row):
+    return ds["score"].sel(row=row, metric="nmi").values
+
+
+# ------------------------------------------------------------------ clustering tables
+def _table_best(ds, r):
+    from .paper import _label, _row_nmi
+
+    nmi = _row_nmi(ds)
+    others = {k: v for k, v in nmi.items() if not k.startswith("hml/")}
+    best = max(others, key=others.get)
+    parts = [versus("HML-RF", _nmi_folds(ds, "hml/hmlrf"), _label(ds, best), _nmi_folds(ds, best))]
+    mode = str(ds["mode"].sel(row=best).values)
+    if mode == "bitag":
+        parts.append("the winner uses the tags alone: the forest's use of the features does not pay here")
+    c = _ceiling(ds)
+    if c:
+        parts.append(c)
+    return "; ".join(parts)
+
+
+def _tags_double(ds, r):
+    c = _ceiling(ds)
+    return ("the visual-only rows are too strong for tags to double them" + (f": {c}" if c else "")
+            ) if r.verdict == FAILS else ""
+
+
+def _rows_static(ds, rate_dim="sparseness"):
+    """Rows whose scores are identical at every rate: they do not use the tags."""
+    out = []
+    for row in ds["row"].values:
+        v = ds["score"].sel(row=row, metric="nmi")
+        if bool(np.isfinite(v).all()) and bool(np.isclose(v, v.isel({rate_dim: 0})).all()):
+            out.append(str(row))
+    return out
+
+
+def _drops(ds, r):
+    if r.verdict != FAILS:
+        return ""
+    static = _rows_static(ds)
+    return ("rows whose scores are the same at every rate (their input ignores the tags, so removing tags "
+            "cannot lower them): " + ", ".join(static)) if static else ""
+
+
+def _smallest_drop(ds, r):
+    """A rival that drops less because it starts lower (a floor effect), or uses no tags."""
+    from .paper import _sparse_nmi
+
+    m = _sparse_nmi(ds)
+    h0 = float(m.sel(row="hml/hmlrf", sparseness=0.0))
+    drop = (m.sel(sparseness=0.0) - m) / m.sel(sparseness=0.0)
+    rates = [s for s in drop["sparseness"].values if 0.05 < s < 0.45]
+    notes = []
+    static = set(_rows_static(ds))
+    for s in rates:
+        d = drop.sel(sparseness=s)
+        for row in d["row"].values:
+            if row == "hml/hmlrf" or float(d.sel(row=row)) >= float(d.sel(row="hml/hmlrf")):
+                continue
+            start = float(m.sel(row=row, sparseness=0.0))
+            why = ("uses no tags" if row in static else
+                   f"starts at NMI {start:.3f}, below HML-RF's {h0:.3f}: less to lose" if start < h0 else
+                   f"starts at NMI {start:.3f}, at or above HML-RF's {h0:.3f}: a real advantage")
+            notes.append(f"{row} at {s:.0%} ({why})")
+    return "rivals with a smaller drop: " + "; ".join(dict.fromkeys(notes)) if notes else ""
+
+
+def _best_every_rate(ds, r):
+    from .paper import _sparse_nmi
+
+    m = _sparse_nmi(ds)
+    folds = ds["score"].sel(metric="nmi")
+    parts = []
+    for s in m["sparseness"].values:
+        o = m.sel(sparseness=s).drop_sel(row="hml/hmlrf")
+        best = str(o.idxmax("row").values)
+        if float(o.max()) > float(m.sel(row="hml/hmlrf", sparseness=s)):
+            parts.append(f"{s:.0%}: " + versus("HML-RF", folds.sel(row="hml/hmlrf", sparseness=s).values, best,
+                                                folds.sel(row=best, sparseness=s).values))
+    return "; ".join(parts)
+
+
+# ------------------------------------------------------------------ components (Fig 6)
+def _variant_folds(ds, variant, s):
+    return ds["score"].sel(metric="nmi", variant=variant, sparseness=s).values
+
+
+def _hier_full(ds, r):
+    parts = [versus("NoCorr", _variant_folds(ds, "nocorr", 0.0), "FlatTags", _variant_folds(ds, "flattags", 0.0))]
+    c = _ceiling(ds)
+    if c:
+        parts.append(c + "; the kit's default fuses the observed-tag graph into every variant, which already "
+                     "carries the group structure the hierarchy adds to the forest")
+    return "; ".join(parts) if r.verdict == FAILS else ""
+
+
+def _gain_by_rate(a, b):
+    def f(ds, r):
+        if r.verdict != FAILS:
+            return ""
+        return "; ".join(f"{s:.0%}: " + versus(a, _variant_folds(ds, a, s), b, _variant_folds(ds, b, s))
+                         for s in ds["sparseness"].values)
+    return f
+
+
+# ------------------------------------------------------------------ parameters (Fig 8)
+def _tau(ds, r):
+    m = ds["score_tau"].sel(metric="nmi")
+    mean = m.mean("fold")
+    spread = float(mean.max() - mean.min())
+    if r.id == "F8-converge":
+        if r.verdict == HOLDS and spread <= 0.02:
+            return f"trivially: NMI varies by {spread:.3f} over the whole tau range, so it cannot fail to converge"
+        if r.verdict == FAILS:
+            taus = [int(t) for t in m["tau"].values]
+            steps = ", ".join(f"{a}->{b}: {float(mean.sel(tau=b) - mean.sel(tau=a)):+.3f}"
+                              for a, b in zip(taus, taus[1:]))
+            return (f"the sweep ends at tau={taus[-1]} before NMI levels off (steps {steps}); the paper's "
+                    f"sweep goes to tau=2000: " + versus(f"tau={taus[-1]}", m.isel(tau=-1).values,
+                                                          f"tau={taus[-2]}", m.isel(tau=-2).values))
+        return ""
+    if r.verdict != FAILS:
+        return ""
+    return ("already converged at the smallest tau: " if spread <= 0.02 else "") + versus(
+        f"tau={int(m['tau'][-1])}", m.isel(tau=-1).values, f"tau={int(m['tau'][0])}", m.isel(tau=0).values)
+
+
+def _phi1(ds, r):
+    if r.verdict != FAILS:
+        return ""
+    m = ds["score_phi"].sel(metric="nmi")
+    small = [p for p in m["phi"].values if 1 < p <= 5]
+    worst = min(small, key=lambda p: float(m.sel(phi=p).mean()))
+    return versus("phi=1", m.sel(phi=1).values, f"phi={int(worst)}", m.sel(phi=worst).values)
+
+
+# ------------------------------------------------------------------ hierarchy depth (Tables 4, 5)
+def _identical_depths(ds):
+    """The numbers of layers whose clusterings scored exactly alike in every fold and metric."""
+    sc = ds["score"]
+    groups = {}
+    for L in sc["n_layers"].values:
+        key = np.round(sc.sel(n_layers=L).values, 12).tobytes()
+        groups.setdefault(key, []).append(int(L))
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def _depth(ds, r):
+    same = _identical_depths(ds)
+    if same:
+        text = ("the clusterings are identical for " + "; ".join(f"{g[0]}-{g[-1]}" if g == list(
+            range(g[0], g[-1] + 1)) else ", ".join(map(str, g)) for g in same) + " layers (every fold, every "
+            "metric): the number of estimated layers does not change the clustering here")
+        if r.verdict == HOLDS and r.id == "T4-saturate":
+            return "trivially: " + text
+        if r.verdict == FAILS:
+            return text
+    if r.verdict == FAILS and r.id == "T4-more":
+        m = ds["score"].sel(metric="nmi")
+        best = int(m.mean("fold").drop_sel(n_layers=2).idxmax())
+        return versus(f"{best} layers", m.sel(n_layers=best).values, "2 layers", m.sel(n_layers=2).values)
+    return ""
+
+
+def _abstractness(dataset):
+    def f(ds, r):
+        if r.verdict != FAILS:
+            return ""
+        m = ds["score"].sel(metric="nmi", dataset=dataset)
+        return versus("2-layer hierarchy", m.sel(structure="hierarchy").values, "1-layer specific",
+                       m.sel(structure="specific").values)
+    return f
+
+
+# ------------------------------------------------------------------ completion (Tables 6-8)
+def _completion_winner(dataset, measure, n):
+    def f(ds, r):
+        if r.verdict != FAILS:
+            return ""
+        from .paper import _comp
+
+        sc = _comp(ds, dataset, measure, n)
+        best = max(sc, key=sc.get)
+        ours = {k: v for k, v in sc.items() if k.startswith("hmlrf")}
+        h = max(ours, key=ours.get)
+        folds = ds["score"].sel(dataset=dataset, measure=measure, N=n)
+        return f"{measure}@{n}: " + versus(h, folds.sel(row=h).values, best, folds.sel(row=best).values)
+    return f
+
+
+def _completion_pairs(dataset, a, b, measure, ns):
+    def f(ds, r):
+        if r.verdict != FAILS:
+            return ""
+        sc = ds["score"].sel(dataset=dataset, measure=measure)
+        return "; ".join(f"{measure}@{n}: " + versus(a, sc.sel(row=a, N=n).values, b, sc.sel(row=b, N=n).values)
+                         for n in ns)
+    return f
+
+
+# ------------------------------------------------------------------ examples (Figs 4, 7)
+def _examples(figure, table, data_name):
+    def f(ds, r):
+        if r.verdict != FAILS:
+            return ""
+        sc = ds["scores"].sel(figure=figure)
+        paper = {row[1]: row[4] for row in table if row[0] == "hml"}.get("hmlrf")
+        text = f"the purity of all our clusters is {float(sc.sel(metric='purity')):.2f}"
+        if paper is not None:
+            text += f" (the paper's own HML-RF purity on {data_name}: {paper[pv.CLUSTER_METRICS.index('purity')]:.2f})"
+        if "largest_ratio" in sc["metric"].values:
+            text += (f"; the largest cluster holds {float(sc.sel(metric='largest_ratio')):.1f}x the samples of "
+                     f"the largest true group")
+        return text
+    return f
+
+
+def _coverage(ds, r):
+    if r.verdict != FAILS:
+        return ""
+    paper = {"trecvid": 0.58, "nuswide": 0.45}
+    parts = []
+    for d in ds["example_dataset"].values:
+        cov = float(ds["coverage3"].sel(example_dataset=d))
+        if str(d) in paper and np.isfinite(cov) and cov < paper[str(d)] - 0.1:
+            parts.append(f"{d}: Coverage@3 {cov:.2f}, {paper[str(d)] - cov:.2f} below the paper's "
+                         f"{paper[str(d)]:.2f} (the study stores no finer check of why)")
+    return "; ".join(parts)
+
+
+# ------------------------------------------------------------------ real data (Corel)
+def _real_paper_rows(ds, r):
+    """The paper's rows beside the same forest with the recommended settings."""
+    if r.verdict != FAILS:
+        return ""
+    nmi = ds["score"].sel(metric="nmi").mean("fold")
+    pairs = [("hmlrf_paper", "hmlrf_forest")]
+    parts = []
+    for paper_row, rec_row in pairs:
+        if paper_row in ds.row.values and rec_row in ds.row.values:
+            vals = ", ".join(f"{float(s):.0%}: {float(nmi.sel(row=paper_row, sparseness=s)):.3f} -> "
+                             f"{float(nmi.sel(row=rec_row, sparseness=s)):.3f}" for s in ds.sparseness.values)
+            parts.append(f"the paper's forest vs the same forest with the recommended feature map and untagged "
+                         f"samples unknown, no tag graph ({vals}): the raw visual words and untagged-as-negative "
+                         f"explain the gap")
+    c = _ceiling(ds)
+    if c:
+        parts.append(c)
+    return "; ".join(parts)
+
+
+def _real_completion(row):
+    def f(ds, r):
+        if r.verdict != FAILS:
+            return ""
+        ap = ds["completion"].sel(measure="AP", N=1)
+        return "; ".join(f"{d}: " + versus(row, ap.sel(dataset=d, crow=row).values, "co-occurrence",
+                                            ap.sel(dataset=d, crow="cooccurrence").values)
+                         for d in ds.dataset.values)
+    return f
+
+
+def _real_best(ds, r):
+    if r.verdict != FAILS:
+        return ""
+    return _ceiling(ds)
+
+
+DIAGNOSES = {
+    "T1-best": _table_best, "T2-best": _table_best, "T1-tags": _tags_double,
+    "F5-drop": _drops, "T3-smallest": _smallest_drop, "F5-best": _best_every_rate,
+    "F6-hier": _hier_full, "F6-hier-shrinks": _gain_by_rate("nocorr", "flattags"),
+    "F6-corr": _gain_by_rate("hmlrf", "nocorr"),
+    "F8-tau": _tau, "F8-converge": _tau, "F8-phi1": _phi1,
+    "T4-more": _depth, "T4-saturate": _depth,
+    "T5-trecvid": _abstractness("trecvid"), "T5-nuswide": _abstractness("nuswide"),
+    "T6-best": _completion_winner("trecvid", "AP", 1), "T6-ln-ar1": _completion_winner("trecvid", "AR", 1),
+    "T8-am": _completion_winner("nuswide", "AP", 1),
+    "T6-gc-ln": _completion_pairs("trecvid", "hmlrf_gc", "hmlrf_ln", "AP", (2, 3, 4, 5)),
+    "T8-ln-gc": _completion_pairs("nuswide", "hmlrf_ln", "hmlrf_gc", "AP", (1, 2, 3, 4, 5)),
+    "F9": _coverage,
+    "F4": _examples("fig4", pv.TABLE2, "NUS-WIDE, Table 2"),
+    "F7": _examples("fig7", pv.TABLE1, "TRECVID at full tags, Table 1"),
+    "R-comp": _real_completion("hmlrf"), "R-am": _real_completion("hmlrf_am_paper"),
+    "R-km": _real_paper_rows, "R-hub": _real_paper_rows, "R-best-paper": _real_paper_rows, "R-best": _real_best,
+}
+
+
+def diagnose(result, ds):
+    """(diagnosis, trivial): the diagnosis of a claim that does not hold, or "" ; ``trivial``
+    is the reason a claim that holds holds trivially, or "". A check that cannot run on
+    this result (a part missing) gives no diagnosis rather than a wrong one."""
+    from .diagnose_seeds import SEED_DIAGNOSES
+
+    fn = DIAGNOSES.get(result.id) or SEED_DIAGNOSES.get(result.id)
+    if fn is None or result.verdict not in (HOLDS, FAILS):
+        return "", ""
+    try:
+        text = fn(ds, result)
+    except (KeyError, ValueError, IndexError):
+        return "", ""
+    if text.startswith("trivially: "):
+        return "", text[len("trivially: "):]
+    return (text, "") if result.verdict == FAILS else ("", "")
