@@ -139,11 +139,12 @@ def test_auto_tag_weight_follows_the_graph_with_cluster_structure():
     for i in range(120):
         Y_clear[i, 4 * g[i] + rng.choice(4, 2, replace=False)] = 1
     kw = dict(n_clusters=3, n_estimators=30, random_state=0, hierarchy=False)
-    a_x = HMLClustering(**kw).fit(X_clear, Y_noise).tag_weight_
-    a_y = HMLClustering(**kw).fit(X_noise, Y_clear).tag_weight_
+    a_x = HMLClustering(tag_weight="auto", **kw).fit(X_clear, Y_noise).tag_weight_
+    a_y = HMLClustering(tag_weight="auto", **kw).fit(X_noise, Y_clear).tag_weight_
     assert a_x < 0.3 < 0.7 < a_y, (a_x, a_y)
     c = HMLClustering(tag_weight=0.25, **kw).fit(X_noise, Y_clear)
     assert c.tag_weight_ == 0.25 and c.eigengaps_ is None
+    assert HMLClustering(**kw).fit(X_noise, Y_clear).tag_weight_ == 0.5  # the default: a fixed weight
 
 
 def test_every_clustering_result_stores_and_flags_catch_all_clusters():
