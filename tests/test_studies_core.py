@@ -531,3 +531,24 @@ def test_real_study_stores_clusters_found_and_flags():
     f = flags(ds)
     assert "0.33x the clusters asked" in f.sel(row="one").item() and "chance-level" in f.sel(row="one").item()
     assert f.sel(row="truth").item() == ""
+
+
+def test_example_cards_show_the_worst_cluster_beside_the_best():
+    """Figs 4/7 (issue 14, item 4): the purest, the largest and the least pure cluster, with
+    their sizes, purities and most frequent tags; never only clusters drawn for looks."""
+    groups = np.array([0] * 10 + [1] * 10 + [2] * 10)
+    labels = np.empty(30, dtype=np.int64)
+    labels[0:8] = 0  # 8 of group 0: pure
+    labels[10:18], labels[20:24] = 1, 1  # 8 of group 1, 4 of group 2: the largest (12)
+    labels[8:10], labels[18:20], labels[24:27] = 2, 2, 2  # 2 + 2 + 3: the least pure (3/7)
+    labels[27:30] = 3  # 3 of group 2: pure but smaller than cluster 0
+    Y = sp.csr_matrix(np.eye(30, 4, dtype=np.uint8)[np.arange(30) % 4])
+    data = TaggedData(X=np.zeros((30, 2)), Y=Y, groups=groups, tag_names=["a", "b", "c", "d"])
+    tags, consistent, purity, role, size, top = study.cluster_examples(data, labels, 3, 4, random_state=0)
+    by_role = dict(zip(role, range(3)))
+    assert set(role) == {"purest", "largest", "least pure"}
+    assert size[by_role["purest"]] == 8 and purity[by_role["purest"]] == 1.0
+    assert size[by_role["largest"]] == 12
+    assert size[by_role["least pure"]] == 7 and purity[by_role["least pure"]] == pytest.approx(3 / 7)
+    assert all(t.split(",")[0].split(" ")[0] in "abcd" for t in top)
+    assert (consistent[by_role["purest"]] == 1).all()

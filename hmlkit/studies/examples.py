@@ -1,5 +1,5 @@
-"""Figs 4, 7, 9: example clusters and tag completions, drawn at random (seeded), never
-picked for looks."""
+"""Figs 4, 7, 9: example clusters (the purest, the largest and the least pure, members drawn
+at random) and tag completions (drawn at random, seeded), never picked for looks."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,26 +16,54 @@ def _tags_of(Y, i, names, limit=8):
     return ", ".join(names[j] for j in idx[:limit]) + (" ..." if len(idx) > limit else "")
 
 
-def cluster_examples(data, labels, n_clusters=3, n_members=6, random_state=0):
-    """Figs 4, 7: a few discovered clusters with some members' observed tags; a member is
-    'inconsistent' (red box in the paper) when its true group is not its cluster's dominant one."""
-    rng = np.random.default_rng(random_state)
+def _chosen_clusters(labels, groups, n_clusters, rng):
+    """The clusters shown: the purest, the largest and the least pure (of clusters with at
+    least 2 members), then random others -- the worst beside the best, never picked for
+    looks. Returns [(cluster, role)]."""
     sizes = np.bincount(labels)
-    # clusters drawn at random (seeded) among those with enough members: not picked for looks
-    eligible = np.flatnonzero(sizes >= min(n_members, 2))
-    shown = np.sort(rng.choice(eligible, size=min(n_clusters, eligible.size), replace=False))
+    eligible = np.flatnonzero(sizes >= 2)
+    if eligible.size == 0:
+        eligible = np.flatnonzero(sizes >= 1)
+    purity = np.array([np.bincount(groups[labels == c]).max() / sizes[c] for c in eligible])
+    picks = [(eligible[np.lexsort((-sizes[eligible], -purity))[0]], "purest"),
+             (eligible[np.argmax(sizes[eligible])], "largest"),
+             (eligible[np.lexsort((-sizes[eligible], purity))[0]], "least pure")]
+    out, seen = [], set()
+    for c, role in picks:
+        if c not in seen:
+            out.append((int(c), role))
+            seen.add(c)
+    rest = [c for c in eligible if c not in seen]
+    for c in rng.permutation(rest)[:max(0, n_clusters - len(out))]:
+        out.append((int(c), "random"))
+    return out[:n_clusters]
+
+
+def cluster_examples(data, labels, n_clusters=3, n_members=6, random_state=0):
+    """Figs 4, 7: a few discovered clusters (the purest, the largest, the least pure) with
+    some members' observed tags, drawn at random; a member is 'inconsistent' (red box in the
+    paper) when its true group is not its cluster's dominant one. Returns (member tags,
+    consistent, purity, role, size, top tags of the cluster)."""
+    rng = np.random.default_rng(random_state)
+    labels = np.asarray(labels)
     tags = np.full((n_clusters, n_members), "", dtype=object)
     consistent = np.full((n_clusters, n_members), -1, dtype=np.int8)
     purity = np.full(n_clusters, np.nan)
-    for a, c in enumerate(shown):
+    role, top = np.full(n_clusters, "", dtype=object), np.full(n_clusters, "", dtype=object)
+    size = np.zeros(n_clusters, dtype=np.int64)
+    Y = data.Y.tocsr()
+    for a, (c, r) in enumerate(_chosen_clusters(labels, data.groups, n_clusters, rng)):
         members = np.flatnonzero(labels == c)
         dom = np.bincount(data.groups[members]).argmax()
-        purity[a] = float(np.mean(data.groups[members] == dom))
+        purity[a], role[a], size[a] = float(np.mean(data.groups[members] == dom)), r, members.size
+        freq = np.asarray(Y[members].sum(axis=0)).ravel() / members.size
+        top[a] = ", ".join(f"{data.tag_names[j]} {freq[j]:.0%}" for j in np.argsort(-freq, kind="stable")[:4]
+                           if freq[j] > 0) or "(no tags)"
         pick = np.sort(rng.choice(members, size=min(n_members, members.size), replace=False))
         for b, i in enumerate(pick):
-            tags[a, b] = _tags_of(data.Y, i, data.tag_names) or "(no tags)"
+            tags[a, b] = _tags_of(data.Y, i, data.tag_names, limit=5) or "(no tags)"
             consistent[a, b] = int(data.groups[i] == dom)
-    return tags.astype(str), consistent, purity
+    return tags.astype(str), consistent, purity, role.astype(str), size, top.astype(str)
 
 
 def completion_examples(data, scores, observed, hidden, n_examples=9, top=3, random_state=0):
@@ -74,11 +102,13 @@ def examples_study(cfg, progress=True):
     tags = np.full((2, n_cl, n_mem), "", dtype=object)
     cons = np.full((2, n_cl, n_mem), -1, dtype=np.int8)
     pur = np.full((2, n_cl), np.nan)
+    role, top = np.full((2, n_cl), "", dtype=object), np.full((2, n_cl), "", dtype=object)
+    size = np.zeros((2, n_cl), dtype=np.int64)
     overall = np.full((2, len(SCORE_METRICS)), np.nan)
     for a, (fname, d) in enumerate(figs.items()):
         labels = hmlrf_labels(d, d.n_groups, s, cfg.forest_params)
         overall[a] = clustering_scores(d.groups, labels)
-        tags[a], cons[a], pur[a] = cluster_examples(d, labels, n_cl, n_mem, random_state=s)
+        tags[a], cons[a], pur[a], role[a], size[a], top[a] = cluster_examples(d, labels, n_cl, n_mem, random_state=s)
         if progress:
             print(f"  {fname}: NMI={overall[a, 1]:.3f}", flush=True)
     ex = {"trecvid": trec, "nuswide": nus}
@@ -99,6 +129,9 @@ def examples_study(cfg, progress=True):
         {"member_tags": (("figure", "cluster", "member"), tags.astype(str)),
          "member_consistent": (("figure", "cluster", "member"), cons),
          "cluster_purity": (("figure", "cluster"), pur),
+         "cluster_role": (("figure", "cluster"), role.astype(str)),
+         "cluster_size": (("figure", "cluster"), size),
+         "cluster_top_tags": (("figure", "cluster"), top.astype(str)),
          "scores": (("figure", "metric"), overall),
          "observed_tags": (("example_dataset", "example"), obs.astype(str)),
          "hidden_tags": (("example_dataset", "example"), gt.astype(str)),

@@ -44,27 +44,32 @@ def side_by_side(ds, var="score", paper="paper", index=("row",)):
 
 
 def plot_clustering_table(ds, title, metric="nmi"):
-    """Bars: our NMI per row beside the paper's; not-implemented rows are labelled."""
+    """Bars: our score per row (HML-RF rows in red), the paper's as a black diamond on the
+    same row (open grey where the paper only quotes the number); rows not measured say why."""
     import matplotlib.pyplot as plt
 
     ours = ds["score"].sel(metric=metric)
     mean = ours.mean("fold").values
     err = ours.std("fold").values if ours.sizes["fold"] > 1 else np.zeros_like(mean)
     paper = ds["paper"].sel(metric=metric).values
-    labels = [f"{m}: {l}" for m, l in zip(ds["mode"].values, ds["label"].values)]
+    quoted = (ds["paper_status"].values == "quoted") if "paper_status" in ds.coords else np.zeros(len(mean), bool)
+    labels = [f"{m}: {l}" + (" (paper: quoted)" if q else "")
+              for m, l, q in zip(ds["mode"].values, ds["label"].values, quoted)]
     y = np.arange(len(labels))
-    fig, ax = plt.subplots(figsize=(8, 0.28 * len(labels) + 1.5))
-    ax.barh(y - 0.2, np.nan_to_num(mean), 0.4, xerr=err, label="ours", color="C0")
-    ax.barh(y + 0.2, np.nan_to_num(paper), 0.4, label="paper", color="C1", alpha=0.7)
+    hml = np.array([str(m) == "hml" for m in ds["mode"].values])
+    fig, ax = plt.subplots(figsize=(8, 0.26 * len(labels) + 1.8))
+    ax.barh(y, np.nan_to_num(mean), 0.6, xerr=err, color=np.where(hml, "C3", "C0"), label="ours (mean over folds)")
+    ax.plot(np.where(~quoted, paper, np.nan), y, "D", color="k", ms=5, label="paper (measured there)")
+    ax.plot(np.where(quoted, paper, np.nan), y, "D", color="0.5", mfc="none", ms=5, label="paper (quoted there)")
     for i, st in enumerate(ds["status"].values):
         if st != "measured":
-            ax.text(0.01, y[i] - 0.2, st, va="center", fontsize=7, color="crimson")
+            ax.text(0.01, y[i], st, va="center", fontsize=7, color="crimson")
     ax.set_yticks(y, labels, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel(metric.upper())
     ax.set_xlim(0, 1)
-    ax.set_title(title)
-    ax.legend(loc="lower right")
+    ax.set_title(title, pad=28)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=7, frameon=False)
     fig.tight_layout()
     return fig
 
@@ -101,21 +106,40 @@ def _fig(ncols=1, w=6.0, h=4.0):
     return fig, axes[0]
 
 
+_OTHERS = ("C0", "C1", "C2", "C4", "C5", "C6", "C8", "C9")  # the rows that are not HML-RF
+
+
 def plot_sparseness(ds):
-    """Fig 5 (NMI vs sparseness, ours solid, paper's derived points dashed) and Table 3 (relative drop)."""
-    fig, (a1, a2) = _fig(2)
+    """Fig 5 (NMI vs sparseness) and Table 3 (relative drop): ours as lines, the paper's
+    points as open squares of the same colour; only rows that ran are drawn, the others are
+    named under the panels; one legend below both panels."""
+    fig, (a1, a2) = _fig(2, 6.0, 4.6)
     x = ds["sparseness"].values * 100
     nmi = ds["score"].sel(metric="nmi").mean("fold")
-    for i, key in enumerate(ds["row"].values):
-        lab = str(ds["label"].values[i])
-        a1.plot(x, nmi.sel(row=key), "o-", color=f"C{i}", label=lab)
-        a1.plot(x, ds["paper_nmi"].sel(row=key), "s--", color=f"C{i}", alpha=0.5, mfc="none")
-        a2.plot(x, ds["drop"].sel(row=key), "o-", color=f"C{i}", label=lab)
-        a2.plot(x, ds["paper_drop"].sel(row=key), "s--", color=f"C{i}", alpha=0.5, mfc="none")
-    a1.set(xlabel="tags removed (%)", ylabel="NMI", title="Fig 5: NMI (solid ours, dashed paper)")
+    ran = [i for i, st in enumerate(ds["status"].values) if st == "measured"] if "status" in ds.coords \
+        else list(range(ds.sizes["row"]))
+    handles = []
+    for c, i in enumerate(ran):
+        key, lab = ds["row"].values[i], str(ds["label"].values[i])
+        hml = str(key).startswith("hml/")
+        # red is HML-RF's alone; the paper's-settings row grey
+        colour = "C3" if str(key) == "hml/hmlrf" else "C7" if hml else _OTHERS[c % len(_OTHERS)]
+        style = dict(color=colour, lw=2.4 if hml else 1.2)
+        h, = a1.plot(x, nmi.sel(row=key), "o-", label=lab, **style)
+        a1.plot(x, ds["paper_nmi"].sel(row=key), "s", color=style["color"], mfc="none", ms=7)
+        a2.plot(x, ds["drop"].sel(row=key), "o-", **style)
+        a2.plot(x, ds["paper_drop"].sel(row=key), "s", color=style["color"], mfc="none", ms=7)
+        handles.append(h)
+    from matplotlib.lines import Line2D
+
+    handles.append(Line2D([], [], marker="s", ls="none", color="k", mfc="none", label="paper (same colour)"))
+    a1.set(xlabel="tags removed (%)", ylabel="NMI", title="Fig 5: NMI as tags are removed")
     a2.set(xlabel="tags removed (%)", ylabel="relative NMI drop", title="Table 3: relative drop (smaller is better)")
-    a1.legend(fontsize=7)
-    fig.tight_layout()
+    missing = [f"{ds['label'].values[i]} ({ds['status'].values[i]})" for i in range(ds.sizes["row"]) if i not in ran]
+    fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=7, frameon=False)
+    if missing:
+        fig.text(0.5, 0.005, "not run: " + ", ".join(missing), ha="center", fontsize=7, color="crimson")
+    fig.tight_layout(rect=(0, 0.06 + 0.035 * ((len(handles) + 3) // 4), 1, 1))
     return fig
 
 
@@ -134,16 +158,31 @@ def plot_components(ds):
 
 
 def plot_parameters(ds):
+    """Fig 8: NMI vs tau and vs phi (ours with the folds' spread); the paper's stated points
+    where the sweep reaches them, and named in the panel where it does not."""
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    from . import paper_values as pv
+
     fig, (a1, a2) = _fig(2)
     for ax, var, dim, pvar, lab in ((a1, "score_tau", "tau", "paper_nmi_tau", "forest size tau"),
                                     (a2, "score_phi", "phi", "paper_nmi_phi", "leaf size phi")):
         m = ds[var].sel(metric="nmi")
         ax.errorbar(ds[dim].values, m.mean("fold"), yerr=m.std("fold") if m.sizes["fold"] > 1 else None,
-                    fmt="o-", label="ours")
-        ax.plot(ds[dim].values, ds[pvar].values, "s", ms=9, mfc="none", color="C1", label="paper")
-        ax.set(xlabel=lab, ylabel="NMI", title=f"Fig 8: NMI vs {dim}")
-        ax.legend(fontsize=7)
+                    fmt="o-", color="C3", label="ours (HML-RF)")
+        if np.isfinite(ds[pvar].values).any():
+            ax.plot(ds[dim].values, ds[pvar].values, "D", ms=7, color="k", label="paper")
+        swept = set(int(v) for v in ds[dim].values)
+        outside = {k: v for k, v in pv.FIG8_POINTS[dim].items() if k not in swept}
+        note = ("\n(paper, outside this sweep: " + ", ".join(f"NMI {v:.2f} at {dim} = {k}" for k, v in
+                                                         outside.items()) + ")") if outside else ""
+        ax.set(xlabel=lab, ylabel="NMI")
+        ax.set_title(f"Fig 8: NMI vs {dim}{note}", fontsize=10)
+        ax.legend(fontsize=7, loc="lower right")
     a1.set_xscale("log")
+    a1.set_xticks(ds["tau"].values)
+    a1.xaxis.set_major_formatter(ScalarFormatter())
+    a1.xaxis.set_minor_formatter(NullFormatter())
     fig.tight_layout()
     return fig
 
@@ -159,8 +198,9 @@ def plot_metric_table(ds, dim, title, xlabel=None):
         ax.bar(x + i * w, vals.sel(metric=met).values, w, color=f"C{i}", label=met)
         ax.bar(x + i * w, ds["paper"].sel(metric=met).values, w, fill=False, edgecolor="k", lw=0.8)
     ax.set_xticks(x + 0.4 - w / 2, labels)
-    ax.set(xlabel=xlabel or dim, ylim=(0, 1), title=title + " (filled ours, outline paper)")
-    ax.legend(fontsize=7, ncol=5)
+    ax.set(xlabel=xlabel or dim, ylim=(0, 1))
+    ax.set_title(title + " (filled ours, outline paper)", pad=20)
+    ax.legend(fontsize=7, ncol=len(METRICS), loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     fig.tight_layout()
     return fig
 
@@ -232,39 +272,76 @@ def plot_completion(ds):
     return fig
 
 
+def _card(ax, lines, title, face):
+    """One image-free card: ``lines`` of (text, colour) from the top, wrapped to the card."""
+    import textwrap
+
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.set_facecolor(face)
+    ax.set_title(title, fontsize=8, loc="left")
+    wrapped = [(part, colour) for text, colour in lines
+               for part in (textwrap.wrap(text, 62, subsequent_indent="    ") or [""])]
+    step = min(0.062, 0.95 / max(len(wrapped), 1))
+    y = 0.97
+    for part, colour in wrapped:
+        if y < 0.02:  # a card that cannot hold every line says so
+            ax.text(0.98, 0.01, "...", ha="right", va="bottom", fontsize=7, transform=ax.transAxes)
+            return
+        ax.text(0.02, y, part, va="top", family="monospace", fontsize=6.5 if step > 0.045 else 5.5,
+                color=colour, transform=ax.transAxes)
+        y -= max(step, 0.034)
+
+
 def plot_examples(ds):
-    """Figs 4/7: composition of the shown clusters; Fig 9: hits of the top-3 completions."""
+    """Figs 4/7 as cluster cards (the purest, the largest and the least pure cluster, members'
+    observed tags, inconsistent members in red); Fig 9 as completion cards (observed, hidden,
+    top-3 with hits marked *)."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
-    for ax, f in zip(axes[:2], ds["figure"].values):
+    n_cl = ds.sizes["cluster"]
+    n_ex_sets = ds.sizes["example_dataset"]
+    fig = plt.figure(figsize=(5.2 * max(n_cl, n_ex_sets), 3.6 * 3))
+    grid = fig.add_gridspec(3, max(n_cl, n_ex_sets) * 2)
+    width = 2 * max(n_cl, n_ex_sets) // n_cl
+    names = {"fig4": "Fig 4: nuswide", "fig7": "Fig 7: trecvid, 50% of tags removed"}
+    for row, f in enumerate(ds["figure"].values):
         sub = ds.sel(figure=f)
-        lines = []
+        sc = sub["scores"]
         for c in sub["cluster"].values:
-            lines.append(f"cluster {c} (dominant-group share {float(sub['cluster_purity'].sel(cluster=c)):.2f})")
+            ax = fig.add_subplot(grid[row, c * width:(c + 1) * width])
+            pur = float(sub["cluster_purity"].sel(cluster=c))
+            if not np.isfinite(pur):
+                ax.set_axis_off()
+                continue
+            role = str(sub["cluster_role"].sel(cluster=c).values) if "cluster_role" in sub else ""
+            size = int(sub["cluster_size"].sel(cluster=c)) if "cluster_size" in sub else 0
+            lines = [(f"top tags: {str(sub['cluster_top_tags'].sel(cluster=c).values)}", "0.25")] \
+                if "cluster_top_tags" in sub else []
             for m in sub["member"].values:
-                t = str(sub["member_tags"].sel(cluster=c, member=m).values)
                 ok = int(sub["member_consistent"].sel(cluster=c, member=m))
                 if ok >= 0:
-                    lines.append(("   " if ok else " x ") + t[:60])
-        ax.text(0, 1, "\n".join(lines), va="top", family="monospace", fontsize=6, transform=ax.transAxes)
-        ax.set_axis_off()
-        ax.set_title({"fig4": "Fig 4: nuswide clusters", "fig7": "Fig 7: trecvid, 50% tags removed"}.get(str(f), str(f))
-                     + " (x = inconsistent)", fontsize=9)
-    ax = axes[2]
-    lines = []
-    for d in ds["example_dataset"].values:
+                    t = str(sub["member_tags"].sel(cluster=c, member=m).values)
+                    lines.append((("  " if ok else "x ") + t, "black" if ok else "#c0392b"))
+            head = (f"{names.get(str(f), str(f))} (all clusters: purity {float(sc.sel(metric='purity')):.2f}, "
+                    f"NMI {float(sc.sel(metric='nmi')):.2f})" if c == 0 else "")
+            _card(ax, lines, f"{head}\n{role} cluster: {size} samples, purity {pur:.2f}",
+                  "#f4f8fb" if pur >= 0.5 else "#fbf1f0")
+    for e, d in enumerate(ds["example_dataset"].values):
         sub = ds.sel(example_dataset=d)
-        lines.append(f"{d}")
-        for e in sub["example"].values:
-            if int(sub["hits"].sel(example=e)) < 0:
+        ax = fig.add_subplot(grid[2, e * (2 * max(n_cl, n_ex_sets) // n_ex_sets):
+                                  (e + 1) * (2 * max(n_cl, n_ex_sets) // n_ex_sets)])
+        lines = []
+        for x in sub["example"].values:
+            h = int(sub["hits"].sel(example=x))
+            if h < 0:
                 continue
-            lines.append(f" Obs: {str(sub['observed_tags'].sel(example=e).values)[:50]}")
-            lines.append(f" GT:  {str(sub['hidden_tags'].sel(example=e).values)[:50]}")
-            lines.append(f" Pr:  {str(sub['predicted_tags'].sel(example=e).values)[:50]}")
-    ax.text(0, 1, "\n".join(lines), va="top", family="monospace", fontsize=5, transform=ax.transAxes)
-    ax.set_axis_off()
-    ax.set_title("Fig 9: HML-RF(AM) top-3 (* = correct)", fontsize=9)
+            lines += [(f"obs: {str(sub['observed_tags'].sel(example=x).values)}", "0.3"),
+                      (f"hidden: {str(sub['hidden_tags'].sel(example=x).values)}", "0.3"),
+                      (f"top-3: {str(sub['predicted_tags'].sel(example=x).values)}",
+                       "#1e8449" if h > 0 else "#c0392b")]
+        cov = float(sub["coverage3"])
+        _card(ax, lines, f"Fig 9: HML-RF(AM) top-3 completions on {d} (* = a hidden tag recovered; "
+                         f"Coverage@3 over all samples {cov:.2f})", "white")
     fig.tight_layout()
     return fig
-

@@ -148,6 +148,8 @@ RESULT_SCHEMA = {
     "fig4_7_9_examples": {"member_tags": ("figure", "cluster", "member"),
                           "member_consistent": ("figure", "cluster", "member"),
                           "cluster_purity": ("figure", "cluster"), "scores": ("figure", "metric"),
+                          "cluster_role": ("figure", "cluster"), "cluster_size": ("figure", "cluster"),
+                          "cluster_top_tags": ("figure", "cluster"),
                           "observed_tags": ("example_dataset", "example"),
                           "hidden_tags": ("example_dataset", "example"),
                           "predicted_tags": ("example_dataset", "example"), "hits": ("example_dataset", "example"),

@@ -318,13 +318,14 @@ def completion_table(ds):
 def plot(ds):
     import matplotlib.pyplot as plt
 
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 6), gridspec_kw={"width_ratios": [3, 2]})
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 7.5), gridspec_kw={"width_ratios": [3, 2]})
     nmi = ds["score"].sel(metric="nmi")
     styles = {"spclust_tags": ("k", "--"), "kmeans_visual": ("0.5", ":"), "spclust_visual": ("0.5", "-."),
               "hmlrf": ("C3", "-"), "hmlrf_paper": ("C0", "-")}
     # Table 1's other methods: thin grey lines, only the best of them (mean over rates) named
     table1 = [str(r) for r in ds.row.values if "/" in str(r) and not np.isnan(nmi.sel(row=r).values).all()]
     best = max(table1, key=lambda r: float(nmi.sel(row=r).mean()), default=None)
+    others = iter(["C1", "C2", "C4", "C5", "C6", "C9"] * 4)  # red, blue: the two HML-RF rows; olive: best other
     for row in ds.row.values:
         m = nmi.sel(row=row)
         if np.isnan(m.values).all():
@@ -332,7 +333,7 @@ def plot(ds):
         if row in table1 and row != best:
             ax1.plot(100 * ds.sparseness.values, m.mean("fold"), color="0.8", lw=0.7, zorder=1)
             continue
-        c, ls = styles.get(str(row), ("tab:olive", "-.") if row == best else (None, "-"))
+        c, ls = styles.get(str(row), ("tab:olive", "-.") if row == best else (next(others), "-"))
         lw = 2.4 if row in ("hmlrf", "hmlrf_paper", "spclust_tags") else 1.0
         label = str(ds.label.sel(row=row).values) + (" (best other Tables 1-2 row)" if row == best else "")
         ax1.errorbar(100 * ds.sparseness.values, m.mean("fold"), yerr=m.std("fold"), color=c, ls=ls, lw=lw,
@@ -344,7 +345,7 @@ def plot(ds):
     ax1.set_ylabel("NMI against the 50 Corel CDs")
     ax1.set_title("Corel5k clustering (grey: Tables 1-2's other rows; red x: a cluster > 3x the largest true group)",
                   fontsize=9)
-    ax1.legend(fontsize=7, loc="upper right")
+    ax1.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2, frameon=False)
     ax1.grid(alpha=0.3)
     if "completion" in ds:
         ap = ds["completion"].sel(measure="AP", N=1).mean("fold")
@@ -352,7 +353,11 @@ def plot(ds):
         y = np.arange(len(names))
         h = 0.8 / ap.sizes["dataset"]
         for j, dname in enumerate(ds.dataset.values):
-            ax2.barh(y + j * h, ap.sel(dataset=dname), height=h, label=str(dname))
+            ax2.barh(y + j * h, ap.sel(dataset=dname).fillna(0), height=h, label=str(dname))
+            if "cstatus" in ds:
+                for i, st in enumerate(ds["cstatus"].sel(dataset=dname).values):
+                    if str(st) != "measured":
+                        ax2.text(0.005, y[i] + j * h, str(st), va="center", fontsize=6, color="crimson")
         ax2.set_yticks(y + 0.4 - h / 2)
         ax2.set_yticklabels(names, fontsize=7)
         ax2.set_xlabel("AP@1, 40 % of tags hidden")
