@@ -144,15 +144,26 @@ def plot_sparseness(ds):
 
 
 def plot_components(ds):
-    fig, (ax,) = _fig(1)
+    """Fig 6: each component variant with the kit's defaults (solid) and as in the paper
+    (dashed, same colour); the points the paper's text states as open squares."""
+    fig, (ax,) = _fig(1, 7.0, 4.6)
     x = ds["sparseness"].values * 100
     nmi = ds["score"].sel(metric="nmi").mean("fold")
-    names = {"flattags": "HML-RF(FlatTags)", "nocorr": "HML-RF(NoCorr)", "hmlrf": "HML-RF"}
-    for i, v in enumerate(ds["variant"].values):
-        ax.plot(x, nmi.sel(variant=v), "o-", color=f"C{i}", label=f"{names.get(str(v), v)} (ours)")
-        ax.plot(x, ds["paper_nmi"].sel(variant=v), "s", color=f"C{i}", ms=9, mfc="none", label=f"{v} (paper, text)")
+    names = {"flattags": "FlatTags", "nocorr": "NoCorr", "hmlrf": "HML-RF"}
+    colours = {"flattags": "C0", "nocorr": "C2", "hmlrf": "C3"}
+    stated = set()
+    for v in ds["variant"].values:
+        base = str(v).removesuffix("_paper")
+        paper_model = str(v).endswith("_paper")
+        ax.plot(x, nmi.sel(variant=v), "o--" if paper_model else "o-", color=colours.get(base, "C7"),
+                lw=1.2 if paper_model else 2.0,
+                label=f"{names.get(base, base)}, " + ("paper's model" if paper_model else "kit's defaults"))
+        if base not in stated and np.isfinite(ds["paper_nmi"].sel(variant=v).values).any():
+            stated.add(base)
+            ax.plot(x, ds["paper_nmi"].sel(variant=v), "s", color=colours.get(base, "C7"), ms=9, mfc="none",
+                    label=f"{names.get(base, base)}, paper's text")
     ax.set(xlabel="tags removed (%)", ylabel="NMI", title="Fig 6: HML-RF components")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
     return fig
 

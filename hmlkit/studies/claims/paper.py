@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import paper_values as pv
 from ._base import NotChecked, require_all_rivals, verdict
+from .paper_real import REAL_CLAIMS  # the claims on real data (Corel)
 
 
 # ------------------------------------------------------------------ clustering tables
@@ -134,44 +135,51 @@ def _hmlrf_best_every_rate(ds):
 
 
 # ------------------------------------------------------------------ components (Fig 6)
-def _variant_nmi(ds):
+def _variant_nmi(ds, sfx=""):
+    """Mean NMI of the Fig 6 variants; ``sfx="_paper"``: the paper's model's variants."""
     m = ds["score"].sel(metric="nmi").mean("fold")
-    need = ("flattags", "nocorr", "hmlrf")
     st = dict(zip(ds["variant"].values, ds["status"].values))
-    miss = [v for v in need if st.get(v) != "measured"]
+    miss = [v + sfx for v in ("flattags", "nocorr", "hmlrf") if st.get(v + sfx) != "measured"]
     if miss:
         raise NotChecked(f"variants not measured: {miss}")
-    return m
+    return m.sel(variant=[f"{v}{sfx}" for v in ("flattags", "nocorr", "hmlrf")]).assign_coords(
+        variant=["flattags", "nocorr", "hmlrf"])
 
 
-def _hierarchy_helps_full(ds):
-    m = _variant_nmi(ds)
-    if 0.0 not in m["sparseness"].values:
-        raise NotChecked("no full-tag (0%) point")
-    a, b = float(m.sel(variant="flattags", sparseness=0.0)), float(m.sel(variant="nocorr", sparseness=0.0))
-    return verdict(b > a), f"FlatTags {a:.3f} -> NoCorr {b:.3f} (paper 0.71 -> 0.84)"
+def _hierarchy_helps_full(sfx=""):
+    def f(ds):
+        m = _variant_nmi(ds, sfx)
+        if 0.0 not in m["sparseness"].values:
+            raise NotChecked("no full-tag (0%) point")
+        a, b = float(m.sel(variant="flattags", sparseness=0.0)), float(m.sel(variant="nocorr", sparseness=0.0))
+        return verdict(b > a), f"FlatTags {a:.3f} -> NoCorr {b:.3f} (paper 0.71 -> 0.84)"
+    return f
 
 
-def _hierarchy_gain_shrinks(ds):
-    m = _variant_nmi(ds)
-    g = m.sel(variant="nocorr") - m.sel(variant="flattags")
-    s0, s1 = float(g["sparseness"].min()), float(g["sparseness"].max())
-    if s0 == s1:
-        raise NotChecked("a single sparseness rate")
-    a, b = float(g.sel(sparseness=s0)), float(g.sel(sparseness=s1))
-    return verdict(b < a), "hierarchy gain (NoCorr - FlatTags): " + ", ".join(
-        f"{s:.0%}: {v:+.3f}" for s, v in zip(g["sparseness"].values, g.values))
+def _hierarchy_gain_shrinks(sfx=""):
+    def f(ds):
+        m = _variant_nmi(ds, sfx)
+        g = m.sel(variant="nocorr") - m.sel(variant="flattags")
+        s0, s1 = float(g["sparseness"].min()), float(g["sparseness"].max())
+        if s0 == s1:
+            raise NotChecked("a single sparseness rate")
+        a, b = float(g.sel(sparseness=s0)), float(g.sel(sparseness=s1))
+        return verdict(b < a), "hierarchy gain (NoCorr - FlatTags): " + ", ".join(
+            f"{s:.0%}: {v:+.3f}" for s, v in zip(g["sparseness"].values, g.values))
+    return f
 
 
-def _correlations_gain_most_sparse(ds):
-    m = _variant_nmi(ds)
-    g = m.sel(variant="hmlrf") - m.sel(variant="nocorr")
-    if g.sizes["sparseness"] < 2:
-        raise NotChecked("a single sparseness rate")
-    s1 = float(g["sparseness"].max())
-    ok = float(g.sel(sparseness=s1)) >= float(g.max()) and float(g.sel(sparseness=s1)) > 0
-    return verdict(ok), "correlation gain (HML-RF - NoCorr): " + ", ".join(
-        f"{s:.0%}: {v:+.3f}" for s, v in zip(g["sparseness"].values, g.values)) + " (paper +0.18 at 50%)"
+def _correlations_gain_most_sparse(sfx=""):
+    def f(ds):
+        m = _variant_nmi(ds, sfx)
+        g = m.sel(variant="hmlrf") - m.sel(variant="nocorr")
+        if g.sizes["sparseness"] < 2:
+            raise NotChecked("a single sparseness rate")
+        s1 = float(g["sparseness"].max())
+        ok = float(g.sel(sparseness=s1)) >= float(g.max()) and float(g.sel(sparseness=s1)) > 0
+        return verdict(ok), "correlation gain (HML-RF - NoCorr): " + ", ".join(
+            f"{s:.0%}: {v:+.3f}" for s, v in zip(g["sparseness"].values, g.values)) + " (paper +0.18 at 50%)"
+    return f
 
 
 # ------------------------------------------------------------------ parameters (Fig 8)
@@ -340,76 +348,6 @@ def _fig9_coverage(ds):
     return verdict(ok), "; ".join(parts) + " (claim: within 0.1 below the paper or better)"
 
 
-# ------------------------------------------------------------------ real data (Corel)
-def _real_nmi(ds, row, rate):
-    if row not in ds.row.values:
-        raise NotChecked(f"row {row} was not run")
-    rates = [float(r) for r in ds.sparseness.values]
-    if rate not in rates:
-        raise NotChecked(f"tag removal rate {rate:.0%} was not run")
-    return float(ds["score"].sel(row=row, sparseness=ds.sparseness.values[rates.index(rate)], metric="nmi").mean())
-
-
-def _real_vs_tags(rate, margin):
-    def claim(ds):
-        h, t = _real_nmi(ds, "hmlrf", rate), _real_nmi(ds, "spclust_tags", rate)
-        return verdict(h >= t + margin), f"recommended HML-RF {h:.3f} vs tags-only SpClust {t:.3f} at {rate:.0%} removed"
-    return claim
-
-
-def _real_beats_kmeans(ds):
-    rows = [str(r) for r in ds.row.values if str(r).startswith("hmlrf")]
-    if not rows or "kmeans_visual" not in ds.row.values:
-        raise NotChecked("HML-RF rows or visual K-means were not run")
-    nmi = ds["score"].sel(metric="nmi").mean("fold")
-    km = nmi.sel(row="kmeans_visual")
-    bad = [f"{r} at {float(x):.0%}" for r in rows for x in ds.sparseness.values
-           if float(nmi.sel(row=r, sparseness=x)) <= float(km.sel(sparseness=x))]
-    return verdict(not bad), "below K-means: " + (", ".join(bad) if bad else "none")
-
-
-def _real_best(row):
-    """``row`` has the best mean NMI of every non-HML-RF row (Table 1's methods, the
-    visual and tag graphs) at every removal rate."""
-    def claim(ds):
-        if row not in ds.row.values:
-            raise NotChecked(f"row {row} was not run")
-        require_all_rivals(ds)
-        nmi = ds["score"].sel(metric="nmi").mean("fold")
-        rivals = [str(r) for r in ds.row.values if not str(r).startswith("hmlrf")
-                  and not np.isnan(nmi.sel(row=r).values).all()]
-        if not rivals:
-            raise NotChecked("no other clustering row was measured")
-        parts, ok = [], True
-        for x in ds.sparseness.values:
-            best = max(rivals, key=lambda r: float(nmi.sel(row=r, sparseness=x)))
-            h, b = float(nmi.sel(row=row, sparseness=x)), float(nmi.sel(row=best, sparseness=x))
-            ok &= h > b
-            parts.append(f"{float(x):.0%}: {h:.3f} vs {best} {b:.3f}")
-        return verdict(ok), "; ".join(parts)
-    return claim
-
-
-def _real_no_hubs(ds):
-    hub = ds["hub"].any("fold")
-    rows = [f"{r} at {float(x):.0%}" for r in ds.row.values for x in ds.sparseness.values
-            if str(r).startswith("hmlrf") and bool(hub.sel(row=r, sparseness=x))]
-    return verdict(not rows), (f"clusters over {ds.attrs.get('hub_factor', 3)}x the largest true group: "
-                          + (", ".join(rows) if rows else "none"))
-
-
-def _real_completion(row):
-    def claim(ds):
-        if "completion" not in ds:
-            raise NotChecked("no completion part")
-        ap = ds["completion"].sel(measure="AP", N=1).mean("fold")
-        out = [(str(d), float(ap.sel(dataset=d, crow=row)), float(ap.sel(dataset=d, crow="cooccurrence")))
-               for d in ds.dataset.values]
-        return verdict(all(a > c for _, a, c in out)), "; ".join(f"{d}: {a:.3f} vs co-occurrence {c:.3f}"
-                                                         for d, a, c in out)
-    return claim
-
-
 CLAIMS = {
     "table1_trecvid_clustering": [
         ("T1-best", "HML-RF has the best NMI in Table 1 (TRECVID)", _hmlrf_best),
@@ -432,10 +370,17 @@ CLAIMS = {
     ],
     "fig6_components": [
         ("F6-hier", "With full tags the hierarchy helps: NoCorr beats FlatTags (paper 0.71 -> 0.84)",
-         _hierarchy_helps_full),
-        ("F6-hier-shrinks", "The hierarchy's gain shrinks as tags get sparser", _hierarchy_gain_shrinks),
+         _hierarchy_helps_full()),
+        ("F6-hier-shrinks", "The hierarchy's gain shrinks as tags get sparser", _hierarchy_gain_shrinks()),
         ("F6-corr", "Tag correlations gain most in the sparsest case (paper NoCorr 0.31 -> HML-RF 0.49 at 50%)",
-         _correlations_gain_most_sparse),
+         _correlations_gain_most_sparse()),
+        # the same on the paper's model (forest-only affinity), which the paper's Fig 6 measures
+        ("F6-hier-paper", "The paper's model: with full tags the hierarchy helps (NoCorr beats FlatTags)",
+         _hierarchy_helps_full("_paper")),
+        ("F6-hier-shrinks-paper", "The paper's model: the hierarchy's gain shrinks as tags get sparser",
+         _hierarchy_gain_shrinks("_paper")),
+        ("F6-corr-paper", "The paper's model: tag correlations gain most in the sparsest case",
+         _correlations_gain_most_sparse("_paper")),
     ],
     "fig8_parameters": [
         ("F8-tau", "NMI increases with the number of trees tau", _tau_increases),
@@ -464,25 +409,6 @@ CLAIMS = {
         ("T8-ln-gc", "NUS-WIDE: HML-RF(LN) beats HML-RF(GC) (AP@1..5, 4 of 5)",
          _a_beats_b("nuswide", "hmlrf_ln", "hmlrf_gc", "AP", (1, 2, 3, 4, 5), 4)),
     ],
-    "real_corel": [
-        ("R-0", "Corel5k, 0% removed: recommended HML-RF within 0.01 NMI of tags-only SpClust or above",
-         _real_vs_tags(0.0, -0.01)),
-        ("R-50", "Corel5k, 50% removed: recommended HML-RF within 0.01 NMI of tags-only SpClust or above",
-         _real_vs_tags(0.5, -0.01)),
-        ("R-75", "Corel5k, 75% removed: recommended HML-RF beats tags-only SpClust by at least 0.03 NMI",
-         _real_vs_tags(0.75, 0.03)),
-        ("R-km", "Corel5k: every HML-RF variant beats visual K-means at every rate (paper's Table 1 ordering)",
-         _real_beats_kmeans),
-        ("R-best", "Corel5k: the recommended HML-RF has the best NMI of every Table 1-2 method at every rate",
-         _real_best("hmlrf")),
-        ("R-best-paper", "Corel5k: the paper's HML-RF has the best NMI of every Table 1-2 method at every rate "
-                         "(Tables 1-2's claim, on real data)", _real_best("hmlrf_paper")),
-        ("R-hub", "Corel5k: no HML-RF clustering has a cluster over 3x the largest true group", _real_no_hubs),
-        ("R-comp", "Recommended HML-RF completion beats tag co-occurrence in AP@1 on every real data set",
-         _real_completion("hmlrf")),
-        ("R-am", "The paper's HML-RF(AM) beats tag co-occurrence in AP@1 on every real data set",
-         _real_completion("hmlrf_am_paper")),
-    ],
     "fig4_7_9_examples": [
         ("F4", "Fig 4: HML-RF's NUS-WIDE clusters are semantically consistent", _examples_consistent("fig4")),
         ("F7", "Fig 7: at 50% tag sparseness HML-RF's TRECVID clusters stay consistent",
@@ -490,5 +416,5 @@ CLAIMS = {
         ("F9", "Fig 9: HML-RF(AM)'s top-3 recovers a missing tag for about as many samples as the paper's "
                "Coverage@3", _fig9_coverage),
     ],
+    "real_corel": REAL_CLAIMS,
 }
-
