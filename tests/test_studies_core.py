@@ -245,6 +245,10 @@ def test_claim_diagnoses():
     clear = {r.id: r for r in claims.evaluate("table1_trecvid_clustering", _table_folds(
         {"blm/spclust": [0.90, 0.91, 0.92], "hml/hmlrf": [0.70, 0.71, 0.72]}))}["T1-best"]
     assert "beyond the folds' spread" in clear.diagnosis and "tags alone" not in clear.diagnosis
+    blm = {r.id: r for r in claims.evaluate("table1_trecvid_clustering", _table_folds(
+        {"blm/spclust": [0.5, 0.52], "blm/cca": [0.55, 0.53], "cmb/kmeans": [0.70, 0.72], "hml/hmlrf": [0.8, 0.8]}))}
+    assert blm["T1-blm"].verdict == claims.FAILS
+    assert blm["T1-blm"].diagnosis.startswith("blm/cca 0.540 vs cmb/kmeans 0.710 (difference -0.170")
     held = {r.id: r for r in claims.evaluate("table1_trecvid_clustering", _table_folds(
         {"bitag/kmeans": [0.5, 0.5], "hml/hmlrf": [0.8, 0.8]}))}["T1-best"]
     assert held.verdict == claims.HOLDS and held.diagnosis == "" and held.trivial == ""

@@ -68,6 +68,26 @@ def _table_best(ds, r):
     return "; ".join(parts)
 
 
+def _rows_versus(a, b, note=""):
+    """A claim 'row a beats row b' (or the best of a mode prefix "blm/" against another's)."""
+    def best(ds, key):
+        if not key.endswith("/"):
+            return key
+        from .paper import _row_nmi
+
+        nmi = {k: v for k, v in _row_nmi(ds).items() if k.startswith(key)}
+        return max(nmi, key=nmi.get)
+
+    def f(ds, r):
+        if r.verdict != FAILS:
+            return ""
+        ka, kb = best(ds, a), best(ds, b)
+        text = versus(ka, _nmi_folds(ds, ka), kb, _nmi_folds(ds, kb))
+        c = _ceiling(ds) if note == "ceiling" else ""
+        return text + (f"; {c}" if c else "")
+    return f
+
+
 def _tags_double(ds, r):
     c = _ceiling(ds)
     return ("the visual-only rows are too strong for tags to double them" + (f": {c}" if c else "")
@@ -318,6 +338,25 @@ def _real_completion(row):
     return f
 
 
+def _real_vs_tags(rate):
+    def f(ds, r):
+        if r.verdict != FAILS:
+            return ""
+        at = ds["score"].sel(metric="nmi").sel(sparseness=rate, method="nearest")
+        return versus("recommended HML-RF", at.sel(row="hmlrf").values, "tags-only SpClust",
+                      at.sel(row="spclust_tags").values)
+    return f
+
+
+def _phi_spread(ds, r):
+    if r.verdict != FAILS:
+        return ""
+    m = ds["score_phi"].sel(metric="nmi")
+    big = [p for p in m["phi"].values if p > 1]
+    lo, hi = min(big, key=lambda p: float(m.sel(phi=p).mean())), max(big, key=lambda p: float(m.sel(phi=p).mean()))
+    return versus(f"phi={int(hi)}", m.sel(phi=hi).values, f"phi={int(lo)}", m.sel(phi=lo).values)
+
+
 def _real_best(ds, r):
     if r.verdict != FAILS:
         return ""
@@ -326,6 +365,9 @@ def _real_best(ds, r):
 
 DIAGNOSES = {
     "T1-best": _table_best, "T2-best": _table_best, "T1-tags": _tags_double,
+    "T1-blm": _rows_versus("blm/", "cmb/"), "T1-clustrf": _rows_versus("cmb/clustrf", "bitag/clustrf", "ceiling"),
+    "T2-spclust": _rows_versus("blm/spclust", "blm/cca"), "F8-phi": _phi_spread,
+    "R-0": _real_vs_tags(0.0), "R-50": _real_vs_tags(0.5), "R-75": _real_vs_tags(0.75),
     "F5-drop": _drops, "T3-smallest": _smallest_drop, "F5-best": _best_every_rate,
     "F6-hier": _hier_full(), "F6-hier-shrinks": _gain_by_rate("nocorr", "flattags"),
     "F6-corr": _gain_by_rate("hmlrf", "nocorr"),
