@@ -262,6 +262,11 @@ def test_claim_diagnoses():
     res = {r.id: r for r in claims.evaluate("table4_hierarchy_depth", ds)}
     assert res["T4-saturate"].verdict == claims.HOLDS and "identical for 5-7 layers" in res["T4-saturate"].trivial
     assert res["T4-more"].verdict == claims.FAILS and "identical for 5-7 layers" in res["T4-more"].diagnosis
+    sizes = np.array([[63, 337, 0, 0, 0, 0, 0], [63, 128, 209, 0, 0, 0, 0], [63, 128, 127, 82, 0, 0, 0],
+                      [63, 128, 127, 36, 46, 0, 0], [63, 128, 127, 36, 20, 26, 0], [63, 128, 127, 36, 20, 14, 12]])
+    ds["layer_size"] = (("n_layers", "layer"), sizes)
+    res = {r.id: r for r in claims.evaluate("table4_hierarchy_depth", ds.assign_coords(layer=np.arange(7)))}
+    assert "the same 63 tags for every number of layers" in res["T4-more"].diagnosis
     # Table 3: a rival that drops less because it starts lower (a floor effect) or uses no tags
     rates = [0.0, 0.1, 0.2]
     nmi = {"hml/hmlrf": [0.80, 0.70, 0.60], "bitag/kmeans": [0.30, 0.29, 0.28], "vifeat/kmeans": [0.2, 0.2, 0.2]}

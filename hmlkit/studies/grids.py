@@ -321,17 +321,20 @@ def depth_study(data, cfg, progress=True):
     layers = list(cfg["n_layers"])
     seeds = cfg.seeds()
     score = np.full((len(layers), len(SCORE_METRICS), len(seeds)), np.nan)
+    sizes = np.zeros((len(layers), max(int(L) for L in layers)), dtype=np.int64)  # tags per estimated layer
     for i, L in enumerate(layers):
         d = with_layers(data, int(L), random_state=cfg.seed)
+        sizes[i, :len(d.layers)] = [len(l) for l in d.layers]
         for f, s in enumerate(seeds):
             t0 = time.time()
             score[i, :, f] = clustering_scores(data.groups, hmlrf_labels(d, data.n_groups, s, cfg.forest_params))
             if progress:
                 print(f"  layers={L} fold={f} NMI={score[i, 1, f]:.3f} ({time.time() - t0:.1f}s)", flush=True)
     paper = _pad_paper([pv.TABLE4.get(int(L), (np.nan,) * 5) for L in layers])
-    return xr.Dataset({"score": (("n_layers", "metric", "fold"), score), "paper": (("n_layers", "metric"), paper)},
+    return xr.Dataset({"score": (("n_layers", "metric", "fold"), score), "paper": (("n_layers", "metric"), paper),
+                       "layer_size": (("n_layers", "layer"), sizes)},
                       coords={"n_layers": [int(l) for l in layers], "metric": list(SCORE_METRICS),
-                              "fold": np.arange(len(seeds))})
+                              "fold": np.arange(len(seeds)), "layer": np.arange(sizes.shape[1])})
 
 
 def abstractness_study(datasets, cfg, progress=True):
