@@ -11,7 +11,9 @@ Prints, for this machine:
 5. ``peers``: flat HMLForest against single-output random forests grown as deep
    (scikit-learn's RandomForestRegressor, the reference, and LightGBM / YDF where
    installed) on the trecvid and nuswide profiles and Corel5k, every ratio from
-   one run (``hmlkit.bench_peers``).
+   one run (``hmlkit.bench_peers``);
+6. ``scale``: every stage of the pipeline at growing n (and, optionally, numbers of
+   tags), with peak memory and growth exponents (``hmlkit.bench_scale``).
 
 Every part runs in a fresh subprocess so its peak memory is its own; numba
 compilation is done (and timed) before the measured fit. Targets are
@@ -119,8 +121,10 @@ def part_peers(name, trees, max_samples, repeats):
     return run_dataset(name, trees=trees, max_samples=max_samples, repeats=repeats)
 
 
-PARTS = {"trecvid": part_trecvid, "sklearn": part_sklearn, "nuswide": part_nuswide, "peers": part_peers}
-DEFAULT_PARTS = ("trecvid", "sklearn", "nuswide", "peers")
+PARTS = {"trecvid": part_trecvid, "sklearn": part_sklearn, "nuswide": part_nuswide, "peers": part_peers,
+         "scale": None}  # scale: hmlkit.bench_scale runs each size in its own interpreter
+DEFAULT_PARTS = ("trecvid", "sklearn", "nuswide", "peers", "scale")
+SCALE_NS = (10_000, 30_000, 100_000)
 
 
 def _run_part(name, args, peer_set=None):
@@ -178,7 +182,8 @@ def _check_parts(parts):
 
 
 def run(parts=DEFAULT_PARTS, trees=1000, sklearn_trees=1000, nuswide_samples=None, peer_sets=None,
-        peer_trees=None, peer_samples=None, peer_repeats=3, progress=print):
+        peer_trees=None, peer_samples=None, peer_repeats=3, progress=print, scale_ns=SCALE_NS, scale_trees=100,
+        scale_tags=None, scale_tags_n=30_000):
     """Run the benchmark parts (each in a fresh interpreter) and return
     {part: {figure: value}}; what ``make bench`` prints and the
     ``studies/bench_speed.ipynb`` notebook stores. ``peers`` gives
@@ -186,7 +191,8 @@ def run(parts=DEFAULT_PARTS, trees=1000, sklearn_trees=1000, nuswide_samples=Non
     (``peer_sets``: names of ``bench_peers.DATASETS``, default all;
     ``peer_trees`` / ``peer_samples``: fewer trees / samples than the
     comparison's own, for a quick run; ``peer_repeats``: interleaved repeats,
-    medians stored)."""
+    medians stored; ``scale_ns`` / ``scale_trees`` / ``scale_tags``: the sizes, trees and
+    vocabulary sweep of the ``scale`` part, ``hmlkit.bench_scale.run``)."""
     from .bench_peers import DATASETS
 
     parts = [parts] if isinstance(parts, str) else list(parts)
@@ -205,7 +211,11 @@ def run(parts=DEFAULT_PARTS, trees=1000, sklearn_trees=1000, nuswide_samples=Non
     out = {}
     for name in parts:
         t = time.perf_counter()
-        if name == "peers":
+        if name == "scale":
+            from . import bench_scale
+
+            out[name] = bench_scale.run(tuple(scale_ns), scale_trees, scale_tags, scale_tags_n, progress=progress)
+        elif name == "peers":
             out[name] = {}
             for s in peer_sets:
                 out[name][s] = _run_part(name, args, s)
@@ -230,13 +240,13 @@ def to_dataset(results):
 
     rows = []
     for part, res in results.items():
-        if part == "peers":
+        if part in ("peers", "scale"):
             continue
         for key, (op, target) in TARGETS.items():
             if key in res:
                 scaled, verdict = _judge(key, float(res[key]), res)
                 rows.append((key, part, float(res[key]), scaled, target, op, verdict, int(res.get("trees", 0))))
-    if not rows and not results.get("peers"):
+    if not rows and not results.get("peers") and not results.get("scale"):
         raise ValueError("no targeted figure in the results")
     keys, part, val, scaled, target, op, verdict, trees = (map(list, zip(*rows)) if rows else ([] for _ in range(8)))
     ds = xr.Dataset(
@@ -249,37 +259,45 @@ def to_dataset(results):
                "extra": json.dumps(results)})
     if results.get("peers"):
         ds = ds.merge(bench_peers.to_dataset(results["peers"]))
+    if results.get("scale"):
+        from . import bench_scale
+
+        sc = bench_scale.to_dataset(results["scale"])
+        sc = sc.rename({v: f"scale_{v}" for v in sc.data_vars})
+        attrs = {f"scale_{k}": v for k, v in sc.attrs.items()}
+        sc.attrs = {}
+        ds = ds.merge(sc)
+        ds.attrs.update(attrs)
     return ds
 
 
 def plot(ds):
-    """Bars: each figure at tau = 1000 as a fraction of its target (1 = on
-    target; times: below 1 is met, the ratio: above 1 is met); green met,
-    red missed, grey no verdict (reduced data)."""
+    """One panel per part present: bars of each targeted figure at tau = 1000 as a fraction
+    of its target (green met, red missed, grey no verdict); the peer comparison; the scaling
+    stages against n (log-log)."""
     import matplotlib.pyplot as plt
 
-    from . import bench_peers
+    from . import bench_peers, bench_scale
 
-    peers = "dataset" in ds.dims
     n_fig = ds.sizes.get("figure", 0)
-    if not n_fig:  # peers only
-        fig, pax = plt.subplots(figsize=(8, 4))
-        bench_peers.plot(ds, pax)
-        fig.tight_layout()
-        return fig
-    if peers:
-        fig, (ax, pax) = plt.subplots(2, 1, figsize=(8, 4.5 + 0.5 * n_fig),
-                                      gridspec_kw={"height_ratios": [0.6 + 0.5 * n_fig, 4]})
-        bench_peers.plot(ds, pax)
-    else:
-        fig, ax = plt.subplots(figsize=(6.5, 0.6 + 0.5 * n_fig))
-    frac = ds["at_tau1000"].values / ds["target"].values
-    colors = [{"met": "tab:green", "missed": "tab:red"}.get(v, "tab:grey") for v in ds["verdict"].values]
-    labels = [f"{k} ({o} {t:g})" for k, o, t in zip(ds["figure"].values, ds["op"].values, ds["target"].values)]
-    ax.barh(labels, frac, color=colors)
-    ax.axvline(1.0, color="k", lw=1)
-    ax.set_xlabel("measured (fit times scaled to tau = 1000) / target")
-    ax.set_title(f"hmlkit speed on {ds.attrs.get('cpu_count')} core(s): green met, red missed, grey reduced")
+    panels = (["targets"] if n_fig else []) + (["peers"] if "dataset" in ds.dims else []) + \
+        (["scale"] if "stage" in ds.dims else [])
+    heights = {"targets": 0.6 + 0.5 * n_fig, "peers": 4, "scale": 4.5}
+    fig, axes = plt.subplots(len(panels), 1, figsize=(8, sum(heights[p] for p in panels) + 0.5), squeeze=False,
+                             gridspec_kw={"height_ratios": [heights[p] for p in panels]})
+    for ax, panel in zip(axes[:, 0], panels):
+        if panel == "peers":
+            bench_peers.plot(ds, ax)
+        elif panel == "scale":
+            bench_scale.plot_axes(ds, ax, prefix="scale_")
+        else:
+            frac = ds["at_tau1000"].values / ds["target"].values
+            colors = [{"met": "tab:green", "missed": "tab:red"}.get(v, "tab:grey") for v in ds["verdict"].values]
+            labels = [f"{k} ({o} {t:g})" for k, o, t in zip(ds["figure"].values, ds["op"].values, ds["target"].values)]
+            ax.barh(labels, frac, color=colors)
+            ax.axvline(1.0, color="k", lw=1)
+            ax.set_xlabel("measured (fit times scaled to tau = 1000) / target")
+            ax.set_title(f"hmlkit speed on {ds.attrs.get('cpu_count')} core(s): green met, red missed, grey reduced")
     fig.tight_layout()
     return fig
 
@@ -318,6 +336,15 @@ def main(argv=None):
     print(f"hmlkit benchmark on {os.cpu_count()} core(s); numba threads: {os.environ.get('NUMBA_NUM_THREADS', 'all')}")
     peer_sets = None if args.peer_sets is None else [s.strip() for s in args.peer_sets.split(",") if s.strip()]
     for name in parts:
+        if name == "scale":
+            from . import bench_scale
+
+            print(f"\n[scale] every stage at n = {', '.join(f'{n:,}' for n in SCALE_NS)} (100 trees, fresh "
+                  "process per size; seconds, peak memory of the process, growth exponents)")
+            sc = bench_scale.to_dataset(run(["scale"], progress=None)["scale"])
+            for line in bench_scale.format_table(sc):
+                print("  " + line)
+            continue
         if name == "peers":
             from .bench_peers import format_table
 

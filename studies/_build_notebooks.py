@@ -261,7 +261,7 @@ def build_bench():
     nb = nbf.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     p = nbf.v4.new_code_cell(
-        'parts = "trecvid,sklearn,nuswide,peers"   # any of trecvid, sklearn, nuswide, peers\n'
+        'parts = "trecvid,sklearn,nuswide,peers,scale"   # any of trecvid, sklearn, nuswide, peers, scale\n'
         "trees = 1000             # tau of the HMLForest fits (targets are set for 1000; fewer are scaled)\n"
         "sklearn_trees = 1000     # tau of the scikit-learn comparison\n"
         "nuswide_samples = None   # None: the full profile (17523); fewer: no verdict on its targets\n"
@@ -269,6 +269,10 @@ def build_bench():
         "peer_trees = None        # peers: None = each data set's own (100 trecvid / Corel5k, 30 nuswide)\n"
         "peer_samples = None      # peers: None = all samples; fewer: no verdict\n"
         "peer_repeats = 3         # peers: interleaved repeats, medians stored\n"
+        'scale_ns = "10000,30000,100000"  # scale: sample counts (from 300000 on: 512-d features)\n'
+        "scale_trees = 100        # scale: tau\n"
+        'scale_tags = ""          # scale: vocabulary sizes to sweep, e.g. "100,1000,10000" ("" = none)\n'
+        "scale_tags_n = 30000     # scale: samples of the vocabulary sweep\n"
         'results_dir = "results"\nfigures_dir = "figures"\n')
     p.metadata["tags"] = ["parameters"]
     nb.cells = [
@@ -280,19 +284,28 @@ def build_bench():
             "single-output random forests grown as deep (scikit-learn's RandomForestRegressor on a random "
             "projection of the tags, the reference; LightGBM `boosting=\"rf\"` and YDF where installed, "
             "`pip install hmlkit[bench]`) on the trecvid and nuswide profiles and Corel5k, every ratio from one "
-            "run (target on nuswide: at most 1.0x scikit-learn). Each part runs in a fresh process; run it on an "
+            "run (target on nuswide: at most 1.0x scikit-learn); and the scaling benchmark (issue 20): every "
+            "stage of the pipeline at growing n (and numbers of tags) with peak memory and growth exponents. "
+            "Each part runs in a fresh process; run it on an "
             "idle machine. Writes `results/bench_speed.nc` and `figures/bench_speed.png`."),
         p,
         nbf.v4.new_code_cell(
             "from hmlkit import bench\nfrom hmlkit.studies import save_result\n\n"
             'results = bench.run(parts.split(","), trees=trees, sklearn_trees=sklearn_trees, '
             "nuswide_samples=nuswide_samples, peer_sets=peer_sets, peer_trees=peer_trees, "
-            "peer_samples=peer_samples, peer_repeats=peer_repeats)"),
+            "peer_samples=peer_samples, peer_repeats=peer_repeats,\n"
+            '                     scale_ns=[int(v) for v in scale_ns.split(",") if v.strip()], scale_trees=scale_trees,\n'
+            '                     scale_tags=[int(v) for v in scale_tags.split(",") if v.strip()] or None,\n'
+            "                     scale_tags_n=scale_tags_n)"),
         nbf.v4.new_code_cell('ds = bench.to_dataset(results)\n'
                              'ds[["part", "value", "at_tau1000", "op", "target", "verdict"]].to_dataframe()'),
         nbf.v4.new_code_cell('# the peer comparison: fit time (s), ratio to scikit-learn, leaves per tree\n'
                              '(ds[["peer_fit_s", "peer_ratio", "peer_leaves", "peer_status"]].to_dataframe()\n'
                              ' if "dataset" in ds.dims else "peers not run")'),
+        nbf.v4.new_code_cell('# scaling (issue 20): seconds per stage and n, growth exponents between consecutive n\n'
+                             'from hmlkit import bench_scale\n\n'
+                             'print("\\n".join(bench_scale.format_table(ds, prefix="scale_")) if "stage" in ds.dims '
+                             'else "scale not run")'),
         nbf.v4.new_code_cell("fig = bench.plot(ds)"),
         nbf.v4.new_code_cell('save_result(ds, fig, "bench_speed", results_dir, figures_dir)'),
     ]

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from hmlkit import bench, bench_peers
+from hmlkit import bench, bench_peers, bench_scale
 
 
 def _results(nuswide_n=17523):
@@ -56,6 +56,8 @@ def test_bench_notebook_runs_and_stores_its_figures(tmp_path):
     execute_notebook(str(nb), str(tmp_path / "out.ipynb"), kernel_name="python3", progress_bar=False,
                      parameters={"trees": 3, "sklearn_trees": 3, "nuswide_samples": 300,
                                  "peer_trees": 3, "peer_samples": 300, "peer_repeats": 1,
+                                 "scale_ns": "300,600", "scale_trees": 2, "scale_tags": "100,200",
+                                 "scale_tags_n": 300,
                                  "results_dir": str(tmp_path / "results"),
                                  "figures_dir": str(tmp_path / "figures")},
                      cell_timeout=CELL_TIMEOUT["quick"])
@@ -82,6 +84,13 @@ def test_bench_notebook_runs_and_stores_its_figures(tmp_path):
             st = str(ds["peer_status"].sel(dataset=n, engine=e).values)
             assert st == "ok" or "not importable" in st or st.startswith("failed")
     assert str(ds["peer_verdict"].sel(dataset="nuswide").values) == "reduced data"
+
+    # the scaling part (issue 20): every stage timed at each n, exponents between them, the tag sweep
+    assert list(ds["n"].values) == [300, 600] and list(ds["stage"].values) == list(bench_scale.STAGES)
+    assert np.all(ds["scale_time"].values >= 0) and np.all(ds["scale_total_peak_gb"].values > 0)
+    assert ds["scale_exponent"].shape == (1, len(bench_scale.STAGES))
+    assert list(ds["n_tags"].values) == [100, 200] and np.isfinite(ds["scale_tag_time"].values).all()
+    assert len(bench_scale.format_table(ds, prefix="scale_")) == 1 + 2 + 1 + 1 + 2  # head, n, exponent, tags
 
 
 def _peer(ratio, n_samples, trees):
@@ -117,3 +126,29 @@ def test_missing_optional_engine_gives_a_reason(monkeypatch):
     assert bench_peers.missing_reason("sklearn") is None
     with pytest.raises(ValueError, match="unknown peer data set"):
         bench.run(["peers"], peer_sets=["imagenet"])
+
+
+def test_scaling_exponents_and_dataset():
+    """Growth exponents are log-log slopes between consecutive sizes (known answers); a
+    skipped stage (dense AM scores too large) is NaN with its reason kept."""
+    assert bench_scale.exponents([10, 100, 1000], [1.0, 10.0, 1000.0]) == pytest.approx([1.0, 2.0])
+    assert np.isnan(bench_scale.exponents([10, 100], [1.0, None])[0])
+
+    def row(n, t):
+        r = {"n": n, "trees": 10, "n_features": 512, "n_tags": 1000, "peak_gb": n / 1e4, "skipped": {}}
+        for s in bench_scale.STAGES:
+            r[s], r[f"peak_gb_{s}"] = t * (n / 1000) ** (2 if s == "spectral" else 1), n / 1e4
+        return r
+
+    big = row(4000, 1.0)
+    del big["am_scores"]
+    big["skipped"] = {"am_scores": "dense scores need 99 GiB"}
+    ds = bench_scale.to_dataset({"n": [row(1000, 1.0), row(2000, 1.0), big], "tags": []})
+    assert float(ds["exponent"].sel(step="1000->2000", stage="fit")) == pytest.approx(1.0)
+    assert float(ds["exponent"].sel(step="2000->4000", stage="spectral")) == pytest.approx(2.0)
+    assert np.isnan(float(ds["time"].sel(n=4000, stage="am_scores")))
+    assert "99 GiB" in ds.attrs["skipped"]
+    text = "\n".join(bench_scale.format_table(ds))
+    assert "exp 1000->2000" in text and "skipped" in text
+    with pytest.raises(ValueError, match="positive"):
+        bench_scale.run(ns=(0, 10))

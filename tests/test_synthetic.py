@@ -131,10 +131,32 @@ def test_nuswide_full():
     assert d.Y.multiply(d.Y_true).nnz == d.Y.nnz
 
 
+def test_feature_dimension_is_a_parameter():
+    """n_features draws the same story at another dimension (the scaling benchmark's 512-d
+    nuswide); the tags do not depend on it."""
+    a = make_synthetic("nuswide", n_samples=300, random_state=1, n_features=512)
+    b = make_synthetic("nuswide", n_samples=300, random_state=1)
+    assert a.X.shape == (300, 512) and b.X.shape == (300, 4096)
+    assert (a.Y != b.Y).nnz == 0 and np.array_equal(a.groups, b.groups)
+    assert a.meta["n_features"] == 512
+    # n_tags: the vocabulary grows with the topics, so tags per sample stay about the same
+    same = make_synthetic("nuswide", n_samples=300, random_state=1, n_features=512, n_tags=1000)
+    assert np.array_equal(same.X, a.X) and (same.Y != a.Y).nnz == 0
+    big = make_synthetic("nuswide", n_samples=300, random_state=1, n_features=512, n_tags=5000)
+    assert big.n_tags == 5000 and len(big.tag_names) == 5000
+    assert 0.8 < (big.Y.nnz / 300) / (a.Y.nnz / 300) < 1.25
+    h = make_synthetic("trecvid", n_samples=200, random_state=0, n_features=100)
+    assert h.X.shape == (200, 100)
+    np.testing.assert_allclose(h.X.sum(1), 1.0, rtol=1e-4)
+
+
 @pytest.mark.parametrize(
     "kw",
     [
         {"profile": "flickr"},
+        {"n_features": 4},
+        {"n_tags": 20},
+        {"n_features": 2.5},
         {"n_samples": 10},
         {"n_samples": 0},
         {"n_samples": 2.5},

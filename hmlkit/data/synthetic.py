@@ -335,6 +335,8 @@ def make_synthetic(
     n_samples=None,
     random_state=0,
     *,
+    n_features=None,
+    n_tags=None,
     noise=None,
     group_share=None,
     sibling_look=None,
@@ -356,6 +358,15 @@ def make_synthetic(
     n_samples : int, optional
         Scale the data down (or up); the world (groups, tags, topics) stays
         the same, group sizes stay proportional.
+    n_features : int, optional
+        The feature dimension (default: the profile's, 1000 / 4096): fewer
+        histogram bins or CNN units drawn by the same story, e.g. 512 to fit
+        a million ``nuswide`` samples in memory (the scaling benchmark).
+    n_tags : int, optional
+        The vocabulary size (default: the profile's, 114 / 1000): more or fewer
+        specific tags, the number of topics scaled with them so that a topic
+        keeps its size and a sample about as many tags (the scaling benchmark's
+        tag sweep). The abstract and generic tags stay as they are.
     random_state : int or None
         Seed; a fixed seed gives identical data.
     noise : float in [0, 1), optional
@@ -399,6 +410,20 @@ def make_synthetic(
             raise ValueError(f"{k} must be in [0, 1), got {p[k]}")
     if p["untagged_share"] + p["generic_only_share"] >= 1.0:
         raise ValueError("untagged_share + generic_only_share must be < 1")
+    if n_features is not None:
+        if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) or n_features < 8:
+            raise ValueError(f"n_features must be an integer >= 8, got {n_features!r}")
+        p["n_features"] = int(n_features)
+    if n_tags is not None:
+        n_fixed = p["n_groups"] + p["n_super"] + p["n_cross"] + p["n_generic"]  # abstract and generic tags
+        least = n_fixed + p["topics_per_group"]
+        if isinstance(n_tags, bool) or not isinstance(n_tags, (int, np.integer)) or n_tags < least:
+            raise ValueError(f"n_tags must be an integer >= {least} for the {profile!r} profile, got {n_tags!r}")
+        n_topic_tags = p["n_tags"] - n_fixed
+        p["n_topics"] = max(p["topics_per_group"], round(p["n_topics"] * (int(n_tags) - n_fixed) / n_topic_tags))
+        # exclusive pairs among the specific tags: at most a quarter of them
+        p["n_exclusive"] = min(p["n_exclusive"], (int(n_tags) - n_fixed + p["n_generic"]) // 4)
+        p["n_tags"] = int(n_tags)
     if n_samples is None:
         n_samples = p["n_samples"]
     if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 1:

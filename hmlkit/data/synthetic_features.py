@@ -15,6 +15,7 @@ def _histogram_features(p, w_rng, groups, super_of, Y_true, salience, rng):
     bg /= bg.sum()
 
     def sparse_dists(k, support):
+        support = min(support, V)  # a small n_features: every bin
         D = np.zeros((k, V))
         for i in range(k):
             idx = w_rng.choice(V, size=support, replace=False)

@@ -1,0 +1,242 @@
+"""Scaling benchmark (issue 20): every stage of the clustering and completion pipeline at
+growing sample counts and vocabulary sizes, with its time, the process's peak memory and
+each stage's growth exponent.
+
+``python -m hmlkit.bench_scale --n 10000,30000,100000`` (and the ``scale`` part of
+``python -m hmlkit.bench``). Each size runs in a fresh interpreter so that its peak memory
+is its own; the numba kernels are compiled before the timed fit.
+
+Data: the ``nuswide`` profile (4096-d CNN-like features, 1000 tags) up to 100,000 samples;
+from 300,000 on the feature dimension drops to 512 (``make_synthetic(n_features=512)``)
+so that the data fit in memory; ``--tags 100,1000,10000`` sweeps the vocabulary at one n
+(``make_synthetic(n_tags=...)``).
+
+Stages (tau trees, phi = 3, 30 clusters, kappa = 20):
+
+``fit``            HMLForest on (X, Y), the profile's flat tags;
+``apply``          the fitted forest's leaves of the same X, as for new samples;
+``leaf_knn``       each sample's kappa forest-affinity neighbours (Eq. 10);
+``forest_graph``   their symmetric kNN graph;
+``tag_graph``      the cosine kNN graph of the observed tags, fused with the forest's
+                   (``HMLClustering``'s default ``tag_weight=0.5``);
+``spectral``       normalised spectral clustering of the fused graph;
+``am_scores``      AM completion scores (Eq. 13) of every sample for every tag: dense
+                   (n, m), skipped (and said so) where they would not fit in a quarter of
+                   the machine's memory.
+
+Growth exponents are the slopes of log(time) against log(n) between consecutive sizes
+(and over the last two sizes for the figure the issue sets its targets on).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import time
+
+STAGES = ("generate", "fit", "apply", "leaf_knn", "forest_graph", "tag_graph", "spectral", "am_scores")
+LOW_DIM_FROM = 300_000  # from this n on the features are 512-d
+LOW_DIM = 512
+
+
+def _peak_gb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # KiB on Linux
+
+
+def measure(n, trees=100, n_tags=None, n_features=None, n_clusters=30, n_neighbors=20, seed=0, n_jobs=None):
+    """Time every stage once on ``n`` samples (in this process); returns
+    {stage: seconds, "peak_gb_<stage>": the process's peak memory after the stage, ...}."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from .affinity import cosine_knn_graph, knn_graph_from_neighbors, leaf_knn, normalized_graph
+    from .bench import _warm
+    from .cluster import spectral_from_graph
+    from .complete import affinity_measure_scores
+    from .data import make_synthetic
+    from .data.synthetic import physical_memory
+    from .forest import HMLForest
+
+    _warm()
+    if n_features is None and n >= LOW_DIM_FROM:
+        n_features = LOW_DIM
+    out = {"n": int(n), "trees": int(trees), "n_clusters": int(n_clusters), "skipped": {}}
+
+    def stage(name, fn):
+        t = time.perf_counter()
+        res = fn()
+        out[name] = time.perf_counter() - t
+        out[f"peak_gb_{name}"] = _peak_gb()
+        return res
+
+    D = stage("generate", lambda: make_synthetic("nuswide", n_samples=int(n), random_state=seed,
+                                                   n_features=n_features, n_tags=n_tags))
+    out.update(n_features=int(D.n_features), n_tags=int(D.n_tags), tags_per_sample=D.Y.nnz / D.n_samples)
+    f = stage("fit", lambda: HMLForest(n_estimators=trees, min_samples_leaf=3, random_state=seed,
+                                       n_jobs=n_jobs).fit(D.X, D.Y, D.layers))
+    stage("apply", lambda: f.apply(D.X))
+    idx, w = stage("leaf_knn", lambda: leaf_knn(f.train_leaves_, n_neighbors))
+    W = stage("forest_graph", lambda: knn_graph_from_neighbors(idx, w, D.n_samples))
+    G = stage("tag_graph", lambda: (0.5 * normalized_graph(W) + 0.5 * normalized_graph(
+        cosine_knn_graph(D.Y, n_neighbors))).tocsr())
+    stage("spectral", lambda: spectral_from_graph(G, n_clusters, random_state=seed))
+    need = D.n_samples * D.n_tags * 8
+    mem = physical_memory() or 64 * 2**30
+    if need > mem / 4:
+        out["skipped"]["am_scores"] = (f"dense ({D.n_samples} x {D.n_tags}) scores need {need / 2**30:.1f} GiB, "
+                                       f"over a quarter of this machine's {mem / 2**30:.0f} GiB")
+    else:
+        stage("am_scores", lambda: affinity_measure_scores(idx, w, sp.csr_matrix(D.Y), n_neighbors))
+    out["peak_gb"] = _peak_gb()
+    return out
+
+
+def _run_one(n, trees, n_tags=None, n_features=None):
+    cmd = [sys.executable, "-m", "hmlkit.bench_scale", "--_one", str(n), "--trees", str(trees)]
+    if n_tags:
+        cmd += ["--_tags", str(n_tags)]
+    if n_features:
+        cmd += ["--_features", str(n_features)]
+    res = subprocess.run(cmd, check=True, capture_output=True, text=True, env=os.environ.copy())
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def run(ns=(10_000, 30_000, 100_000), trees=100, tags=None, tags_n=30_000, progress=print):
+    """Every stage at each n of ``ns`` (the profile's 1000 tags), then, when ``tags`` is
+    given, at ``tags_n`` samples with each vocabulary size; each in a fresh interpreter.
+    Returns {"n": [result per n], "tags": [result per vocabulary size]}."""
+    for name, values in (("ns", ns), ("tags", tags or ())):
+        if any(not isinstance(v, int) or v < 1 for v in values):
+            raise ValueError(f"{name} must be positive integers, got {values!r}")
+    out = {"n": [], "tags": []}
+    for n in ns:
+        t = time.perf_counter()
+        out["n"].append(_run_one(n, trees))
+        if progress:
+            progress(f"[scale] n={n:,}: {time.perf_counter() - t:.0f} s")
+    for m in tags or ():
+        out["tags"].append(_run_one(tags_n, trees, n_tags=m, n_features=LOW_DIM))
+        if progress:
+            progress(f"[scale] {tags_n:,} samples, {m:,} tags done")
+    return out
+
+
+def exponents(ns, times):
+    """Slopes of log(time) on log(n) between consecutive sizes (NaN where a time is missing)."""
+    out = []
+    for (n0, t0), (n1, t1) in zip(zip(ns, times), zip(ns[1:], times[1:])):
+        ok = t0 is not None and t1 is not None and t0 > 0 and t1 > 0
+        out.append(math.log(t1 / t0) / math.log(n1 / n0) if ok else float("nan"))
+    return out
+
+
+def to_dataset(results):
+    """``time(n, stage)``, ``peak_gb(n, stage)``, ``exponent(step, stage)`` (the growth between
+    consecutive n) and, for a tag sweep, ``tag_time(n_tags, stage)``; skipped stages NaN
+    with the reason in ``attrs``."""
+    import numpy as np
+    import xarray as xr
+
+    def grid(rows, key_fmt):
+        return np.array([[r.get(key_fmt.format(s), np.nan) for s in STAGES] for r in rows], dtype=float)
+
+    rows = results["n"]
+    ns = [r["n"] for r in rows]
+    t = grid(rows, "{}")
+    exps = np.array([exponents(ns, list(t[:, j])) for j in range(len(STAGES))]).T if len(ns) > 1 else \
+        np.zeros((0, len(STAGES)))
+    ds = xr.Dataset(
+        {"time": (("n", "stage"), t), "peak_gb": (("n", "stage"), grid(rows, "peak_gb_{}")),
+         "total_peak_gb": (("n",), np.array([r["peak_gb"] for r in rows], dtype=float)),
+         "n_features": (("n",), np.array([r["n_features"] for r in rows])),
+         "exponent": (("step", "stage"), exps)},
+        coords={"n": ns, "stage": list(STAGES), "step": [f"{a}->{b}" for a, b in zip(ns, ns[1:])]},
+        attrs={"trees": rows[0]["trees"] if rows else 0, "cpu_count": os.cpu_count() or 0,
+               "skipped": json.dumps({r["n"]: r["skipped"] for r in rows if r["skipped"]})})
+    if results.get("tags"):
+        tr = results["tags"]
+        ds["tag_time"] = (("n_tags", "stage"), grid(tr, "{}"))
+        ds = ds.assign_coords(n_tags=[r["n_tags"] for r in tr])
+        ds.attrs["tags_n"] = tr[0]["n"]
+    return ds
+
+
+def plot_axes(ds, ax_n, ax_tags=None, prefix=""):
+    """Log-log time per stage against n on ``ax_n``; the tag sweep on ``ax_tags``."""
+    for s in ds["stage"].values:
+        if s != "generate":
+            ax_n.loglog(ds["n"].values, ds[prefix + "time"].sel(stage=s).values, "o-", label=str(s))
+    ax_n.set(xlabel="samples n", ylabel="seconds",
+             title=f"scaling: stages vs n ({ds.attrs.get('scale_trees', ds.attrs.get('trees'))} trees)")
+    ax_n.legend(fontsize=7, ncol=2)
+    ax_n.grid(alpha=0.3, which="both")
+    if ax_tags is not None and prefix + "tag_time" in ds:
+        for s in ds["stage"].values:
+            if s != "generate":
+                ax_tags.loglog(ds["n_tags"].values, ds[prefix + "tag_time"].sel(stage=s).values, "o-", label=str(s))
+        ax_tags.set(xlabel="tags m", ylabel="seconds", title="scaling: stages vs number of tags")
+        ax_tags.grid(alpha=0.3, which="both")
+
+
+def plot(ds):
+    """Log-log time per stage against n; the tag sweep beside it when present."""
+    import matplotlib.pyplot as plt
+
+    tags = "tag_time" in ds
+    fig, axes = plt.subplots(1, 2 if tags else 1, figsize=(12 if tags else 6.5, 4.5), squeeze=False)
+    plot_axes(ds, axes[0][0], axes[0][1] if tags else None)
+    fig.tight_layout()
+    return fig
+
+
+def format_table(ds, prefix=""):
+    """Printable lines: one row per n, seconds per stage, peak memory; exponents below; the
+    tag sweep last. ``prefix``: the variables' prefix (``"scale_"`` in ``bench_speed.nc``)."""
+    stages = [s for s in ds["stage"].values if s != "generate"]
+    t, peak, ex = ds[prefix + "time"], ds[prefix + "total_peak_gb"], ds[prefix + "exponent"]
+    lines = ["n".rjust(9) + "".join(s.rjust(13) for s in stages) + "peak GB".rjust(9)]
+    for n in ds["n"].values:
+        lines.append(f"{n:>9,}" + "".join(f"{float(t.sel(n=n, stage=s)):>13.2f}" for s in stages)
+                     + f"{float(peak.sel(n=n)):>9.2f}")
+    for step in ds["step"].values:
+        lines.append(f"{'exp ' + step:>9}" + "".join(f"{float(ex.sel(step=step, stage=s)):>13.2f}" for s in stages))
+    if prefix + "tag_time" in ds:
+        lines.append(f"tags, at n = {ds.attrs.get(prefix + 'tags_n', '?'):,}:")
+        for m in ds["n_tags"].values:
+            lines.append(f"{m:>9,}" + "".join(f"{float(ds[prefix + 'tag_time'].sel(n_tags=m, stage=s)):>13.2f}"
+                                              for s in stages))
+    skipped = ds.attrs.get(prefix + "skipped", "{}")
+    if skipped not in ("{}", ""):
+        lines.append(f"skipped: {skipped}")
+    return lines
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m hmlkit.bench_scale", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--n", default="10000,30000,100000", help="comma-separated sample counts")
+    p.add_argument("--trees", type=int, default=100)
+    p.add_argument("--tags", default="", help="comma-separated vocabulary sizes for the tag sweep (e.g. "
+                   "100,1000,10000); empty: no sweep")
+    p.add_argument("--tags-n", type=int, default=30_000, help="samples of the tag sweep")
+    p.add_argument("--_one", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--_tags", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--_features", type=int, default=None, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args._one:
+        print(json.dumps(measure(args._one, args.trees, n_tags=args._tags, n_features=args._features)))
+        return 0
+    ns = [int(v) for v in args.n.split(",") if v.strip()]
+    tags = [int(v) for v in args.tags.split(",") if v.strip()]
+    ds = to_dataset(run(ns, args.trees, tags or None, args.tags_n))
+    for line in format_table(ds):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
