@@ -175,6 +175,18 @@ def _verdict(key, value, res):
     return f"target {op} {target:g}{note}: {'met' if verdict == 'met' else 'MISSED'}"
 
 
+def _int_list(values):
+    """A tuple of ints from a sequence or a comma-separated string ("" or None: empty)."""
+    if values is None:
+        return ()
+    if isinstance(values, str):
+        values = [v for v in values.split(",") if v.strip()]
+    try:
+        return tuple(int(v) for v in values)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected integers, e.g. '10000,30000', got {values!r}") from None
+
+
 def _check_parts(parts):
     unknown = [s for s in parts if s not in PARTS]
     if unknown:
@@ -214,7 +226,8 @@ def run(parts=DEFAULT_PARTS, trees=1000, sklearn_trees=1000, nuswide_samples=Non
         if name == "scale":
             from . import bench_scale
 
-            out[name] = bench_scale.run(tuple(scale_ns), scale_trees, scale_tags, scale_tags_n, progress=progress)
+            out[name] = bench_scale.run(_int_list(scale_ns), scale_trees, _int_list(scale_tags) or None, scale_tags_n,
+                                        progress=progress)
         elif name == "peers":
             out[name] = {}
             for s in peer_sets:

@@ -294,9 +294,8 @@ def build_bench():
             'results = bench.run(parts.split(","), trees=trees, sklearn_trees=sklearn_trees, '
             "nuswide_samples=nuswide_samples, peer_sets=peer_sets, peer_trees=peer_trees, "
             "peer_samples=peer_samples, peer_repeats=peer_repeats,\n"
-            '                     scale_ns=[int(v) for v in scale_ns.split(",") if v.strip()], scale_trees=scale_trees,\n'
-            '                     scale_tags=[int(v) for v in scale_tags.split(",") if v.strip()] or None,\n'
-            "                     scale_tags_n=scale_tags_n)"),
+            "                     scale_ns=scale_ns, scale_trees=scale_trees, scale_tags=scale_tags, "
+            "scale_tags_n=scale_tags_n)"),
         nbf.v4.new_code_cell('ds = bench.to_dataset(results)\n'
                              'ds[["part", "value", "at_tau1000", "op", "target", "verdict"]].to_dataframe()'),
         nbf.v4.new_code_cell('# the peer comparison: fit time (s), ratio to scikit-learn, leaves per tree\n'
