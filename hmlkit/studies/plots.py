@@ -60,7 +60,8 @@ def plot_clustering_table(ds, title, metric="nmi"):
     fig, ax = plt.subplots(figsize=(8, 0.26 * len(labels) + 1.8))
     ax.barh(y, np.nan_to_num(mean), 0.6, xerr=err, color=np.where(hml, "C3", "C0"), label="ours (mean over folds)")
     ax.plot(np.where(~quoted, paper, np.nan), y, "D", color="k", ms=5, label="paper (measured there)")
-    ax.plot(np.where(quoted, paper, np.nan), y, "D", color="0.5", mfc="none", ms=5, label="paper (quoted there)")
+    if quoted.any():
+        ax.plot(np.where(quoted, paper, np.nan), y, "D", color="0.5", mfc="none", ms=5, label="paper (quoted there)")
     for i, st in enumerate(ds["status"].values):
         if st != "measured":
             ax.text(0.01, y[i], st, va="center", fontsize=7, color="crimson")
