@@ -561,3 +561,8 @@ def test_example_cards_show_the_worst_cluster_beside_the_best():
     assert size[by_role["least pure"]] == 7 and purity[by_role["least pure"]] == pytest.approx(3 / 7)
     assert all(t.split(",")[0].split(" ")[0] in "abcd" for t in top)
     assert (consistent[by_role["purest"]] == 1).all()
+    # one cluster in two roles says both, and a random one fills its place
+    labels2 = np.array([0] * 8 + [1] * 22)
+    labels2[28:] = 2
+    role2 = study.cluster_examples(data, labels2, 3, 4, random_state=0)[3]
+    assert list(role2) == ["purest", "largest and least pure", "random"]

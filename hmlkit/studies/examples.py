@@ -28,11 +28,13 @@ def _chosen_clusters(labels, groups, n_clusters, rng):
     picks = [(eligible[np.lexsort((-sizes[eligible], -purity))[0]], "purest"),
              (eligible[np.argmax(sizes[eligible])], "largest"),
              (eligible[np.lexsort((-sizes[eligible], purity))[0]], "least pure")]
-    out, seen = [], set()
+    out, seen = [], {}
     for c, role in picks:
-        if c not in seen:
+        if c in seen:  # one cluster in two roles (the largest is the least pure): say both
+            out[seen[c]] = (out[seen[c]][0], f"{out[seen[c]][1]} and {role}")
+        else:
+            seen[c] = len(out)
             out.append((int(c), role))
-            seen.add(c)
     rest = [c for c in eligible if c not in seen]
     for c in rng.permutation(rest)[:max(0, n_clusters - len(out))]:
         out.append((int(c), "random"))
