@@ -9,8 +9,9 @@ are in ``hmlkit.data.synthetic``'s docstring. Each figure is a mean over the see
 * K-means NMI on X (Table 1's ViFeat K-means, 0.19 in the paper);
 * tags-only spectral clustering NMI (Table 1's BiTag SpClust, 0.73);
 * HMLClustering (the kit's defaults) minus tags-only NMI (paper: 0.90 - 0.73);
-* the hierarchy's gain: FlatTags (one layer, no correlations; Fig 6) below the full model
-  at full tags (paper: 0.71 -> 0.84).
+* FlatTags (one layer, no correlations; Fig 6) below the full model (hierarchy and
+  correlations) at full tags (paper: FlatTags 0.71, full model 0.90). On our data the gain is
+  the correlations': the hierarchy alone (NoCorr) ties FlatTags (fig6_components shows it).
 """
 import warnings
 
@@ -74,15 +75,15 @@ def test_trecvid_bands(trecvid):
     assert 0.05 <= f["hmlrf"] - f["tags"] <= 0.25, f
 
 
-def test_trecvid_hierarchy_helps_the_forest(trecvid):
-    # the paper's model (forest affinity alone, Fig 6's HML-RF): the hierarchy is worth >= 0.03
+def test_trecvid_full_model_beats_flattags_in_the_forest(trecvid):
+    # the paper's model (forest affinity alone, Fig 6's HML-RF): full model >= FlatTags + 0.03
     assert trecvid["paper"] - trecvid["paper_flattags"] >= 0.03, trecvid
 
 
 @pytest.mark.xfail(strict=True, reason="measured 0.011 over seeds 0-2: the kit's default fuses the observed-tag "
-                   "graph into both models, which carries the group structure the hierarchy adds to the forest, "
+                   "graph into both models, which carries the group structure the tag correlations add to the forest, "
                    "so FlatTags with the tag graph is within 0.02 of the full model (the forest alone: 0.040)")
-def test_trecvid_hierarchy_helps_the_default(trecvid):
+def test_trecvid_full_model_beats_flattags_in_the_default(trecvid):
     assert trecvid["hmlrf"] - trecvid["flattags"] >= 0.03, trecvid
 
 
