@@ -294,8 +294,8 @@ def plot(ds):
 
     n_fig = ds.sizes.get("figure", 0)
     panels = (["targets"] if n_fig else []) + (["peers"] if "dataset" in ds.dims else []) + \
-        (["scale"] if "stage" in ds.dims else [])
-    heights = {"targets": 0.6 + 0.5 * n_fig, "peers": 4, "scale": 4.5}
+        (["scale"] if "stage" in ds.dims else []) + (["scale_tags"] if "n_tags" in ds.dims else [])
+    heights = {"targets": 0.6 + 0.5 * n_fig, "peers": 4, "scale": 4.5, "scale_tags": 4.0}
     fig, axes = plt.subplots(len(panels), 1, figsize=(8, sum(heights[p] for p in panels) + 0.5), squeeze=False,
                              gridspec_kw={"height_ratios": [heights[p] for p in panels]})
     for ax, panel in zip(axes[:, 0], panels):
@@ -303,6 +303,8 @@ def plot(ds):
             bench_peers.plot(ds, ax)
         elif panel == "scale":
             bench_scale.plot_axes(ds, ax, prefix="scale_")
+        elif panel == "scale_tags":
+            bench_scale.plot_tags(ds, ax, prefix="scale_")
         else:
             frac = ds["at_tau1000"].values / ds["target"].values
             colors = [{"met": "tab:green", "missed": "tab:red"}.get(v, "tab:grey") for v in ds["verdict"].values]

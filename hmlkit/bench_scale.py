@@ -174,12 +174,22 @@ def plot_axes(ds, ax_n, ax_tags=None, prefix=""):
              title=f"scaling: stages vs n ({ds.attrs.get('scale_trees', ds.attrs.get('trees'))} trees)")
     ax_n.legend(fontsize=7, ncol=2)
     ax_n.grid(alpha=0.3, which="both")
-    if ax_tags is not None and prefix + "tag_time" in ds:
-        for s in ds["stage"].values:
-            if s != "generate":
-                ax_tags.loglog(ds["n_tags"].values, ds[prefix + "tag_time"].sel(stage=s).values, "o-", label=str(s))
-        ax_tags.set(xlabel="tags m", ylabel="seconds", title="scaling: stages vs number of tags")
-        ax_tags.grid(alpha=0.3, which="both")
+    if ax_tags is not None:
+        plot_tags(ds, ax_tags, prefix)
+
+
+def plot_tags(ds, ax, prefix=""):
+    """Log-log time per stage against the number of tags (the vocabulary sweep)."""
+    if prefix + "tag_time" not in ds:
+        return
+    for s in ds["stage"].values:
+        if s != "generate":
+            ax.loglog(ds["n_tags"].values, ds[prefix + "tag_time"].sel(stage=s).values, "o-", label=str(s))
+    n = ds.attrs.get(prefix + "tags_n")
+    ax.set(xlabel="tags m", ylabel="seconds",
+           title="scaling: stages vs number of tags" + (f" ({n:,} samples)" if n else ""))
+    ax.legend(fontsize=7, ncol=2)
+    ax.grid(alpha=0.3, which="both")
 
 
 def plot(ds):
