@@ -33,7 +33,6 @@ import argparse
 import json
 import math
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -43,10 +42,6 @@ LOW_DIM_FROM = 300_000  # from this n on the features are 512-d
 LOW_DIM = 512
 
 
-def _peak_gb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # KiB on Linux
-
-
 def measure(n, trees=100, n_tags=None, n_features=None, n_clusters=30, n_neighbors=20, seed=0, n_jobs=None):
     """Time every stage once on ``n`` samples (in this process); returns
     {stage: seconds, "peak_gb_<stage>": the process's peak memory after the stage, ...}."""
@@ -54,7 +49,7 @@ def measure(n, trees=100, n_tags=None, n_features=None, n_clusters=30, n_neighbo
     import scipy.sparse as sp
 
     from .affinity import cosine_knn_graph, knn_graph_from_neighbors, leaf_knn, normalized_graph
-    from .bench import _warm
+    from .bench import _peak_gb, _warm
     from .cluster import spectral_from_graph
     from .complete import affinity_measure_scores
     from .data import make_synthetic
