@@ -15,7 +15,7 @@ TORCH_SPEC ?= torch==2.13.0
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[studies,test]'
+	$(BIN)/python -m pip install --quiet -e '.[studies,test,dask]'
 	touch $@
 
 install: $(VENV)/.installed

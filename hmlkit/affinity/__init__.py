@@ -101,6 +101,12 @@ def leaf_knn(leaves, n_neighbors=20, query_leaves=None, self_index=None):
         self_index = (np.full(q.shape[0], -1, np.int64) if self_index is None
                       else np.asarray(self_index, np.int64))
     members, offsets, _ = K.leaf_members(leaves)
+    if query_leaves is None:
+        from ..dask_backend import active_client, leaf_knn_rows
+
+        client = active_client()
+        if client is not None:  # row blocks on the workers of joblib's dask backend
+            return leaf_knn_rows(client, leaves, members, offsets, int(n_neighbors))
     return K.knn_rows(q, members, offsets, n, self_index, int(n_neighbors), K.chunk_bounds(q.shape[0]))
 
 

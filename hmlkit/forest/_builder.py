@@ -402,6 +402,17 @@ def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indice
             right[:n_nodes].copy(), leaf_id[:n_nodes].copy(), n_leaves)
 
 
+def grow_one(X, keys, tag_args, boot, state, min_leaf, max_features):
+    """One tree of a fit, as every path grows it (local threads, a Dask worker):
+    on all samples, or on the sorted bootstrap draw ``boot``, from the one-element
+    seed ``state`` (copied). Returns (tree arrays, train leaf (n,) int32, -1 outside ``boot``)."""
+    n = X.shape[0]
+    samples = (np.arange(n) if boot is None else boot).astype(np.int64)
+    leaf = np.full(n, -1, np.int32)
+    out = grow_tree(X, *keys, samples, *tag_args, min_leaf, max_features, state.copy(), leaf)
+    return out, leaf
+
+
 @nb.njit(parallel=True, cache=True)
 def apply_flat(X, node_offset, feature, threshold, left, right, leaf_id):
     """Leaf index of every sample in every tree of a flattened forest."""

@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._validation import SparseXTags, check_estimator_params, check_layers, check_random_state_seed, check_X, check_Y
+from .. import dask_backend
 from . import _builder
 from ._interrupt import grow_trees
 from ._rng import tree_seeds
@@ -67,7 +68,10 @@ class HMLForest(SparseXTags, BaseEstimator):
     random_state : int, numpy generator or None
     n_jobs : int or None
         Threads growing trees; None or -1: all cores. Results do not depend
-        on it (each tree has its own random stream).
+        on it (each tree has its own random stream). Under joblib's dask
+        backend (``with joblib.parallel_config(backend="dask")`` and a
+        ``dask.distributed.Client``) the trees are grown on the cluster's
+        workers instead, with the same result (:mod:`hmlkit.dask_backend`).
     verbose : bool or "auto", default "auto"
         Progress bar; "auto" shows one on long fits.
 
@@ -146,25 +150,28 @@ class HMLForest(SparseXTags, BaseEstimator):
         boot_rng = np.random.default_rng(seed) if self.bootstrap else None
         boots = [np.sort(boot_rng.integers(0, n, n)) for _ in range(self.n_estimators)] if self.bootstrap else None
         args = tags.kernel_args()
-        keys = _builder.feature_keys(X)  # integer ranks, radix-sorted per node, and each feature's mode
         min_leaf = int(self.min_samples_leaf)
-
-        def grow(t):
-            samples = (boots[t] if boots is not None else np.arange(n)).astype(np.int64)
-            leaf = np.full(n, -1, np.int32)
-            state = states[t : t + 1].copy()
-            out = _builder.grow_tree(X, *keys, samples, *args, min_leaf, max_features, state, leaf)
-            return out, leaf
-
-        n_jobs = min(_resolve_n_jobs(self.n_jobs), self.n_estimators)
         show = self.verbose is True or (self.verbose == "auto" and n * self.n_estimators >= 5_000_000)
         bar = None
         if show:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=self.n_estimators, desc="HMLForest", unit="tree")
-        try:  # a Ctrl-C is a KeyboardInterrupt between trees (_interrupt.py)
-            results = grow_trees(grow, self.n_estimators, n_jobs, progress=None if bar is None else bar.update)
+        progress = None if bar is None else bar.update
+        client = dask_backend.active_client()
+        try:
+            if client is not None:  # opt-in: joblib's dask backend (hmlkit.dask_backend)
+                results = dask_backend.grow_trees(client, X, args, states, boots, min_leaf, max_features, progress)
+            else:
+                keys = _builder.feature_keys(X)  # integer ranks, radix-sorted per node, and each feature's mode
+
+                def grow(t):
+                    return _builder.grow_one(X, keys, args, None if boots is None else boots[t], states[t:t + 1],
+                                             min_leaf, max_features)
+
+                # a Ctrl-C is a KeyboardInterrupt between trees (_interrupt.py)
+                n_jobs = min(_resolve_n_jobs(self.n_jobs), self.n_estimators)
+                results = grow_trees(grow, self.n_estimators, n_jobs, progress=progress)
         finally:
             if bar is not None:
                 bar.close()
@@ -206,8 +213,12 @@ class HMLForest(SparseXTags, BaseEstimator):
         X = check_X(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features but the forest was fitted with {self.n_features_in_}")
-        return _builder.apply_flat(X, self.node_offset_, self.feature_, self.threshold_, self.children_left_,
-                                   self.children_right_, self.leaf_id_)
+        arrays = (self.node_offset_, self.feature_, self.threshold_, self.children_left_, self.children_right_,
+                  self.leaf_id_)
+        client = dask_backend.active_client()
+        if client is not None:  # row blocks routed on the workers
+            return dask_backend.apply(client, arrays, X)
+        return _builder.apply_flat(X, *arrays)
 
     def affinity(self, X=None):
         """Eq. 10: fraction of trees in which two samples share a leaf.

@@ -1,0 +1,76 @@
+"""A fit moved onto a Dask cluster (hmlkit.dask_backend): the same forest, the same
+clusters, and the training data sent to each worker once."""
+import time
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("distributed")
+from joblib import parallel_config  # noqa: E402
+
+from hmlkit import HMLClustering, HMLForest  # noqa: E402
+from hmlkit.affinity import leaf_knn  # noqa: E402
+from hmlkit.dask_backend import active_client, received_count  # noqa: E402
+from hmlkit.data import make_synthetic  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_synthetic("trecvid", n_samples=400, random_state=0)
+
+
+def _sent(client):
+    return sum(client.run(received_count).values())
+
+
+def test_no_client_means_local(data):
+    assert active_client() is None
+
+
+@pytest.mark.parametrize("kw", [{}, {"bootstrap": True}, {"hierarchy": False, "untagged": "negative"}])
+def test_forest_through_dask_equals_local_fit(client, data, kw):
+    local = HMLForest(n_estimators=12, random_state=5, n_jobs=1, **kw).fit(data.X, data.Y, data.layers)
+    with parallel_config(backend="dask"):
+        assert active_client() is client
+        remote = HMLForest(n_estimators=12, random_state=5, **kw).fit(data.X, data.Y, data.layers)
+        routed = remote.apply(data.X[::3])
+    np.testing.assert_array_equal(remote.train_leaves_, local.train_leaves_)
+    for name in ("node_offset_", "feature_", "threshold_", "children_left_", "children_right_", "leaf_id_"):
+        np.testing.assert_array_equal(getattr(remote, name), getattr(local, name))
+    np.testing.assert_array_equal(routed, local.apply(data.X[::3]))
+    if kw.get("bootstrap"):
+        np.testing.assert_array_equal(remote.inbag_, local.inbag_)
+
+
+def test_clustering_through_dask_equals_local(client, data):
+    local = HMLClustering(15, random_state=0, n_estimators=15).fit(data.X, data.Y, data.layers)
+    with parallel_config(backend="dask"):
+        remote = HMLClustering(15, random_state=0, n_estimators=15).fit(data.X, data.Y, data.layers)
+        idx, w = leaf_knn(local.forest_.train_leaves_, 10)
+    np.testing.assert_array_equal(remote.labels_, local.labels_)
+    assert (remote.affinity_ != local.affinity_).nnz == 0
+    idx0, w0 = leaf_knn(local.forest_.train_leaves_, 10)
+    np.testing.assert_array_equal(idx, idx0)
+    np.testing.assert_array_equal(w, w0)
+
+
+def test_training_data_sent_once_per_worker(client, data):
+    before = client.run(received_count)
+    with parallel_config(backend="dask"):
+        HMLForest(n_estimators=20, random_state=1).fit(data.X, data.Y, data.layers)
+    after = client.run(received_count)
+    # one copy of (X, tag arrays) per worker for 20 trees; nothing fetched from a peer
+    assert {w: after[w] - before[w] for w in after} == {w: 1 for w in after}
+    # and the workers let go of the fit's data (released asynchronously: wait for it)
+    deadline = time.monotonic() + 20
+    while sum(len(v) for v in client.has_what().values()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert client.has_what() == {w: () for w in after}
