@@ -15,9 +15,11 @@ from . import _kernels as KC
 from ..tokens import resolve_feature_map
 
 METHODS = ("AM", "LN", "GC")
-# HMLTagCompleter as in the paper (raw features, untagged samples negative, the
-# forest's vote alone); the defaults are the settings recommended on real data
-PAPER_SETTINGS = {"feature_map": None, "untagged": "negative", "lift_exponent": None}
+# HMLTagCompleter as in the paper (untagged samples negative, the forest's vote alone);
+# the defaults are the settings recommended on real data. The input map stays the kit's
+# "auto" (continuous features as they are, token features mapped), as in
+# hmlkit.cluster.PAPER_SETTINGS
+PAPER_SETTINGS = {"untagged": "negative", "lift_exponent": None}
 # alpha of the smoothed lift (chosen on Corel5k / Corel16k and the synthetic profiles)
 LIFT_SMOOTHING = 4.0
 

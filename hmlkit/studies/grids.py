@@ -268,7 +268,7 @@ TABLE2_KEYS = sorted({r[1] for r in pv.TABLE2})
 TABLE3_KEYS = [r[1] for r in pv.TABLE3]
 COMPLETION_KEYS = [r[0] for r in pv.COMPLETION_ROWS]
 # Fig 6's components, each with the kit's defaults and, "_paper", as in the paper (forest-only
-# affinity, raw features, untagged negative): the paper's Fig 6 measures the latter, while the
+# affinity, untagged negative): the paper's Fig 6 measures the latter, while the
 # kit's default fuses the observed-tag graph into every variant
 VARIANTS = {"flattags": {"hierarchy": False, "correlations": False},  # Eq. 4: no hierarchy, no correlations
             "nocorr": {"correlations": False},                          # Eq. 5 without soft tags

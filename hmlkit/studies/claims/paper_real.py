@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..real import ABLATION_RAW
 from ._base import NotChecked, require_all_rivals, verdict
+
+
+def _hml_rows(ds):
+    """The HML-RF variants the claims judge: every ``hmlrf*`` row but the ablation that
+    switches the input map off on purpose."""
+    return [str(r) for r in ds.row.values if str(r).startswith("hmlrf") and str(r) != ABLATION_RAW]
 
 
 # ------------------------------------------------------------------ real data (Corel)
@@ -25,14 +32,19 @@ def _real_vs_tags(rate, margin):
 
 
 def _real_beats_kmeans(ds):
-    rows = [str(r) for r in ds.row.values if str(r).startswith("hmlrf")]
+    rows = _hml_rows(ds)
     if not rows or "kmeans_visual" not in ds.row.values:
         raise NotChecked("HML-RF rows or visual K-means were not run")
     nmi = ds["score"].sel(metric="nmi").mean("fold")
     km = nmi.sel(row="kmeans_visual")
     bad = [f"{r} at {float(x):.0%}" for r in rows for x in ds.sparseness.values
            if float(nmi.sel(row=r, sparseness=x)) <= float(km.sel(sparseness=x))]
-    return verdict(not bad), "below K-means: " + (", ".join(bad) if bad else "none")
+    text = "below K-means: " + (", ".join(bad) if bad else "none")
+    if ABLATION_RAW in ds.row.values:  # shown, not judged: the fix switched off
+        text += ("; not judged, the ablation on the raw visual words: " + " / ".join(
+            f"{float(nmi.sel(row=ABLATION_RAW, sparseness=x)):.3f}" for x in ds.sparseness.values)
+            + " vs K-means " + " / ".join(f"{float(km.sel(sparseness=x)):.3f}" for x in ds.sparseness.values))
+    return verdict(not bad), text
 
 
 def _real_best(row):
@@ -59,8 +71,8 @@ def _real_best(row):
 
 def _real_no_hubs(ds):
     hub = ds["hub"].any("fold")
-    rows = [f"{r} at {float(x):.0%}" for r in ds.row.values for x in ds.sparseness.values
-            if str(r).startswith("hmlrf") and bool(hub.sel(row=r, sparseness=x))]
+    rows = [f"{r} at {float(x):.0%}" for r in _hml_rows(ds) for x in ds.sparseness.values
+            if bool(hub.sel(row=r, sparseness=x))]
     return verdict(not rows), (f"clusters over {ds.attrs.get('hub_factor', 3)}x the largest true group: "
                           + (", ".join(rows) if rows else "none"))
 
@@ -84,13 +96,15 @@ REAL_CLAIMS = [
          _real_vs_tags(0.5, -0.01)),
         ("R-75", "Corel5k, 75% removed: recommended HML-RF beats tags-only SpClust by at least 0.03 NMI",
          _real_vs_tags(0.75, 0.03)),
-        ("R-km", "Corel5k: every HML-RF variant beats visual K-means at every rate (paper's Table 1 ordering)",
+        ("R-km", "Corel5k: every HML-RF variant beats visual K-means at every rate (paper's Table 1 ordering; "
+                 "the raw-visual-words ablation is quoted, not judged)",
          _real_beats_kmeans),
         ("R-best", "Corel5k: the recommended HML-RF has the best NMI of every Table 1-2 method at every rate",
          _real_best("hmlrf")),
         ("R-best-paper", "Corel5k: the paper's HML-RF has the best NMI of every Table 1-2 method at every rate "
                          "(Tables 1-2's claim, on real data)", _real_best("hmlrf_paper")),
-        ("R-hub", "Corel5k: no HML-RF clustering has a cluster over 3x the largest true group", _real_no_hubs),
+        ("R-hub", "Corel5k: no HML-RF clustering has a cluster over 3x the largest true group (the ablation "
+                  "aside)", _real_no_hubs),
         ("R-comp", "Recommended HML-RF completion beats tag co-occurrence in AP@1 on every real data set",
          _real_completion("hmlrf")),
         ("R-am", "The paper's HML-RF(AM) beats tag co-occurrence in AP@1 on every real data set",
