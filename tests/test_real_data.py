@@ -49,6 +49,56 @@ def test_cosine_knn_graph_known_answer():
     assert W[0, 2] == 0 and W[3].sum() == 0 and W[:, 3].sum() == 0  # no edge for the untagged
     assert (W == W.T).all()
 
+    Wi = cosine_knn_graph(Y, n_neighbors=1, algorithm="inverted").toarray()
+    assert np.allclose(Wi, W)
+
+
+def test_cosine_knn_inverted_index_agrees_with_brute_force():
+    """No ties (continuous weights): the inverted index finds scikit-learn's graph;
+    binary tags (many ties): the same similarity at every rank of every row."""
+    from sklearn.neighbors import NearestNeighbors
+
+    from hmlkit.affinity import _kernels as K
+
+    rng = np.random.default_rng(3)
+    Z = sp.random(300, 40, density=0.3, random_state=3, format="csr")
+    Z.data = rng.random(Z.nnz) + 0.1
+    Z[7] = 0  # an untagged row
+    Z.eliminate_zeros()
+    a = cosine_knn_graph(Z, 6, algorithm="inverted")
+    b = cosine_knn_graph(Z, 6, algorithm="brute")
+    assert abs(a - b).max() < 1e-12 and a.nnz == b.nnz and a[7].nnz == 0
+    Y = (sp.random(400, 15, density=0.2, random_state=4, format="csr") > 0).astype(np.float64)
+    rows = np.flatnonzero(np.diff(Y.indptr))
+    C = Y.tocsc()
+    norm = np.sqrt(np.asarray(Y.sum(axis=1)).ravel())
+    _, sim = K.cosine_knn_rows(Y.indptr.astype(np.int64), Y.indices.astype(np.int64), Y.data,
+                               C.indptr.astype(np.int64), C.indices.astype(np.int64), C.data, norm,
+                               rows.astype(np.int64), 8, K.chunk_bounds(len(rows)))
+    nn = NearestNeighbors(n_neighbors=len(rows), metric="cosine", algorithm="brute").fit(Y[rows])
+    dist, idx = nn.kneighbors(Y[rows])
+    ref = np.array([np.sort((1 - d)[i != r])[::-1][:8] for d, i, r in zip(dist, idx, range(len(rows)))])
+    ref[ref <= 1e-12] = 0
+    assert np.abs(sim - ref).max() < 1e-12
+
+
+def test_cosine_knn_inverted_ties_do_not_make_hubs():
+    """200 samples with the same tags: every pair ties at similarity 1. Lower index
+    first would give samples 0-4 an edge from all 200 (hubs); the hashed order
+    spreads the edges."""
+    Y = sp.csr_matrix(np.ones((200, 2)))
+    W = cosine_knn_graph(Y, 5, algorithm="inverted")
+    deg = np.diff(W.indptr)
+    assert deg.min() >= 5 and deg.max() < 40, deg.max()
+
+
+def test_cosine_knn_graph_bad_input():
+    Y = sp.csr_matrix(np.array([[1.0, -1.0], [1.0, 1.0], [0.5, 0.0]]))
+    with pytest.raises(ValueError, match="non-negative"):
+        cosine_knn_graph(Y, 1, algorithm="inverted")
+    with pytest.raises(ValueError, match="algorithm"):
+        cosine_knn_graph(Y, 1, algorithm="ball_tree")
+
 
 def test_normalized_graph_is_symmetric_and_scaled():
     rng = np.random.default_rng(1)

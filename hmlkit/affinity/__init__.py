@@ -159,12 +159,32 @@ def knn_graph_from_neighbors(idx, w, n):
     return symmetric_graph(rows, idx[mask], w[mask], n)
 
 
-def cosine_knn_graph(Z, n_neighbors=20):
+# from this many samples on, a sparse Z's cosine kNN uses the inverted index
+INVERTED_FROM = 20_000
+COSINE_ALGORITHMS = ("auto", "brute", "inverted")
+
+
+def cosine_knn_graph(Z, n_neighbors=20, algorithm="auto"):
     """Symmetric ("or", max-weight) kNN graph of cosine similarity between
     the rows of ``Z`` (dense or sparse, e.g. observed tags). Rows of zeros
-    (untagged samples) have no edge. Sparse throughout: O(n k) memory."""
+    (untagged samples) have no edge. O(n k) memory for the graph.
+
+    ``algorithm``: "brute" (scikit-learn's brute-force search: every row against
+    every row, in chunks of about 1 GB), "inverted" (non-negative sparse Z only: an
+    inverted index over Z's columns, :func:`_kernels.cosine_knn_rows`, whose cost per
+    row is the summed frequency of its non-zero columns and whose memory is O(n) per
+    thread), or "auto": "inverted" for sparse non-negative Z of at least
+    ``INVERTED_FROM`` rows, else "brute". Both are exact; rows tied in similarity may
+    be chosen differently (the inverted index orders ties by a hash of the pair, so
+    samples with identical tags do not all name the same neighbours; "brute" keeps the
+    studies' measured results below that size). On the nuswide profile (1000
+    tags, ~4.8 per sample) the brute search took 63 s and ~1.5 GB at 100,000 samples.
+    """
     from sklearn.neighbors import NearestNeighbors
 
+    if algorithm not in COSINE_ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {COSINE_ALGORITHMS}, got {algorithm!r}")
+    sparse_in = sp.issparse(Z)
     Z = sp.csr_matrix(Z, dtype=np.float64)
     n = Z.shape[0]
     k = int(n_neighbors)
@@ -174,6 +194,20 @@ def cosine_knn_graph(Z, n_neighbors=20):
     if len(rows) < 2:
         return sp.csr_matrix((n, n))
     kk = min(k, len(rows) - 1)
+    nonneg = Z.nnz == 0 or Z.data.min() >= 0
+    if algorithm == "inverted" and not nonneg:
+        raise ValueError("algorithm='inverted' needs non-negative Z (its similarities are summed over shared columns)")
+    if algorithm == "inverted" or (algorithm == "auto" and sparse_in and nonneg and n >= INVERTED_FROM):
+        Z.sum_duplicates()
+        Z.sort_indices()
+        C = Z.tocsc()
+        C.sort_indices()
+        norm = np.sqrt(np.asarray(Z.multiply(Z).sum(axis=1)).ravel())
+        idx, sim = K.cosine_knn_rows(Z.indptr.astype(np.int64), Z.indices.astype(np.int64), Z.data,
+                                     C.indptr.astype(np.int64), C.indices.astype(np.int64), C.data, norm,
+                                     rows.astype(np.int64), kk, K.chunk_bounds(len(rows)))
+        keep = idx >= 0
+        return symmetric_graph(np.repeat(rows, kk)[keep.ravel()], idx[keep], sim[keep], n)
     nn = NearestNeighbors(n_neighbors=kk + 1, metric="cosine", algorithm="brute").fit(Z[rows])
     dist, idx = nn.kneighbors(Z[rows])
     sim = 1.0 - dist

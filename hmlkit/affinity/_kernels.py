@@ -151,3 +151,72 @@ def knn_rows(query_leaves, members, offsets, n_ref, self_index, k, bounds):
             for a in range(nt):
                 counter[touched[a]] = 0
     return idx, w
+
+
+@nb.njit(cache=True, inline="always")
+def _tie_key(i, j):
+    """splitmix64 of the pair (i, j): a fixed, well-spread order among equal similarities."""
+    z = (np.uint64(i) << np.uint64(32)) ^ np.uint64(j)
+    z = z + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@nb.njit(parallel=True, cache=True)
+def cosine_knn_rows(indptr, indices, data, cptr, crow, cval, norm, rows, k, bounds):
+    """The k rows of a sparse non-negative matrix Z most cosine-similar to each of
+    ``rows``, by an inverted index: a row's dot products are accumulated over the
+    postings (``cptr``/``crow``/``cval``: Z in CSC) of its own non-zeros only, so a row
+    costs the summed lengths of its columns' postings, not n. ``norm``: the rows'
+    Euclidean norms. Ties are broken by a hash of (row, candidate) (:func:`_tie_key`), so
+    rows with identical tags spread their edges instead of all naming the same lowest
+    indices (which would make those samples hubs); a row is never its own neighbour
+    and a similarity of at most 1e-12 is no edge. Returns ``idx`` (len(rows), k) int64
+    (-1 pads) and ``w`` (len(rows), k) float64."""
+    n = indptr.shape[0] - 1
+    nq = rows.shape[0]
+    idx = np.full((nq, k), -1, np.int64)
+    w = np.zeros((nq, k), np.float64)
+    for c in nb.prange(bounds.shape[0] - 1):
+        tie = np.zeros(k, np.uint64)
+        acc = np.zeros(n, np.float64)
+        seen = np.zeros(n, np.bool_)
+        touched = np.empty(n, np.int64)
+        for q in range(bounds[c], bounds[c + 1]):
+            i = rows[q]
+            nt = 0
+            for p in range(indptr[i], indptr[i + 1]):
+                t = indices[p]
+                v = data[p]
+                for a in range(cptr[t], cptr[t + 1]):
+                    j = crow[a]
+                    if not seen[j]:
+                        seen[j] = True
+                        touched[nt] = j
+                        nt += 1
+                    acc[j] += v * cval[a]
+            # best k by (similarity descending, index ascending), kept sorted in idx/w
+            m = 0
+            for a in range(nt):
+                j = touched[a]
+                s = acc[j] / (norm[i] * norm[j])
+                acc[j] = 0.0
+                seen[j] = False
+                if j == i or s <= 1e-12:
+                    continue
+                h = _tie_key(i, j)
+                if m == k and (s < w[q, k - 1] or (s == w[q, k - 1] and h > tie[k - 1])):
+                    continue
+                pos = m if m < k else k - 1
+                while pos > 0 and (w[q, pos - 1] < s or (w[q, pos - 1] == s and tie[pos - 1] > h)):
+                    w[q, pos] = w[q, pos - 1]
+                    idx[q, pos] = idx[q, pos - 1]
+                    tie[pos] = tie[pos - 1]
+                    pos -= 1
+                w[q, pos] = s
+                idx[q, pos] = j
+                tie[pos] = h
+                if m < k:
+                    m += 1
+    return idx, w
