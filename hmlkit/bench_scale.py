@@ -20,9 +20,13 @@ Stages (tau trees, phi = 3, 30 clusters, kappa = 20):
 ``tag_graph``      the cosine kNN graph of the observed tags, fused with the forest's
                    (``HMLClustering``'s default ``tag_weight=0.5``);
 ``spectral``       normalised spectral clustering of the fused graph;
-``am_scores``      AM completion scores (Eq. 13) of every sample for every tag: dense
-                   (n, m), skipped (and said so) where they would not fit in a quarter of
-                   the machine's memory.
+``am_top``         AM completion (Eq. 13): every sample's 10 best tags, kept sparse
+                   (``complete.affinity_measure_top``; the dense (n, m) scores would need
+                   8 GB at a million samples and 1000 tags).
+
+``--dask W`` measures each size a second time with the forest's work (fit, apply, leaf
+k-NN) on a ``dask.distributed.LocalCluster`` of W single-threaded worker processes
+(``hmlkit.dask_backend``), the rest as before; its peak memory adds the workers' peaks.
 
 Growth exponents are the slopes of log(time) against log(n) between consecutive sizes
 (and over the last two sizes for the figure the issue sets its targets on).
@@ -37,82 +41,110 @@ import subprocess
 import sys
 import time
 
-STAGES = ("generate", "fit", "apply", "leaf_knn", "forest_graph", "tag_graph", "spectral", "am_scores")
+STAGES = ("generate", "fit", "apply", "leaf_knn", "forest_graph", "tag_graph", "spectral", "am_top")
 LOW_DIM_FROM = 300_000  # from this n on the features are 512-d
 LOW_DIM = 512
 
 
-def measure(n, trees=100, n_tags=None, n_features=None, n_clusters=30, n_neighbors=20, seed=0, n_jobs=None):
+def _worker_peak_gb(dask_worker=None):
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
+
+
+def measure(n, trees=100, n_tags=None, n_features=None, n_clusters=30, n_neighbors=20, seed=0, n_jobs=None,
+            dask_workers=0):
     """Time every stage once on ``n`` samples (in this process); returns
-    {stage: seconds, "peak_gb_<stage>": the process's peak memory after the stage, ...}."""
-    import numpy as np
-    import scipy.sparse as sp
+    {stage: seconds, "peak_gb_<stage>": the process's peak memory after the stage, ...}.
+    ``dask_workers``: the forest's stages on a LocalCluster of that many processes."""
+    import contextlib
 
     from .affinity import cosine_knn_graph, knn_graph_from_neighbors, leaf_knn, normalized_graph
     from .bench import _peak_gb, _warm
     from .cluster import spectral_from_graph
-    from .complete import affinity_measure_scores
+    from .complete import affinity_measure_top
     from .data import make_synthetic
-    from .data.synthetic import physical_memory
     from .forest import HMLForest
 
     _warm()
     if n_features is None and n >= LOW_DIM_FROM:
         n_features = LOW_DIM
-    out = {"n": int(n), "trees": int(trees), "n_clusters": int(n_clusters), "skipped": {}}
+    out = {"n": int(n), "trees": int(trees), "n_clusters": int(n_clusters), "skipped": {},
+           "dask_workers": int(dask_workers)}
+    client = None
+    forest_work = contextlib.nullcontext
+    if dask_workers:
+        from dask.distributed import Client, LocalCluster
+        from joblib import parallel_config
 
-    def stage(name, fn):
+        client = Client(LocalCluster(n_workers=int(dask_workers), threads_per_worker=1, processes=True,
+                                     dashboard_address=None))
+        client.run(_warm)
+
+        def forest_work():
+            return parallel_config(backend="dask")
+
+    def peak():
+        return _peak_gb() + (sum(client.run(_worker_peak_gb).values()) if client is not None else 0.0)
+
+    def stage(name, fn, on_cluster=False):
         t = time.perf_counter()
-        res = fn()
+        with forest_work() if on_cluster else contextlib.nullcontext():
+            res = fn()
         out[name] = time.perf_counter() - t
-        out[f"peak_gb_{name}"] = _peak_gb()
+        out[f"peak_gb_{name}"] = peak()
         return res
 
     D = stage("generate", lambda: make_synthetic("nuswide", n_samples=int(n), random_state=seed,
                                                    n_features=n_features, n_tags=n_tags))
     out.update(n_features=int(D.n_features), n_tags=int(D.n_tags), tags_per_sample=D.Y.nnz / D.n_samples)
     f = stage("fit", lambda: HMLForest(n_estimators=trees, min_samples_leaf=3, random_state=seed,
-                                       n_jobs=n_jobs).fit(D.X, D.Y, D.layers))
-    stage("apply", lambda: f.apply(D.X))
-    idx, w = stage("leaf_knn", lambda: leaf_knn(f.train_leaves_, n_neighbors))
+                                       n_jobs=n_jobs).fit(D.X, D.Y, D.layers), on_cluster=True)
+    stage("apply", lambda: f.apply(D.X), on_cluster=True)
+    idx, w = stage("leaf_knn", lambda: leaf_knn(f.train_leaves_, n_neighbors), on_cluster=True)
     W = stage("forest_graph", lambda: knn_graph_from_neighbors(idx, w, D.n_samples))
     G = stage("tag_graph", lambda: (0.5 * normalized_graph(W) + 0.5 * normalized_graph(
         cosine_knn_graph(D.Y, n_neighbors))).tocsr())
     stage("spectral", lambda: spectral_from_graph(G, n_clusters, random_state=seed))
-    need = D.n_samples * D.n_tags * 8
-    mem = physical_memory() or 64 * 2**30
-    if need > mem / 4:
-        out["skipped"]["am_scores"] = (f"dense ({D.n_samples} x {D.n_tags}) scores need {need / 2**30:.1f} GiB, "
-                                       f"over a quarter of this machine's {mem / 2**30:.0f} GiB")
-    else:
-        stage("am_scores", lambda: affinity_measure_scores(idx, w, sp.csr_matrix(D.Y), n_neighbors))
-    out["peak_gb"] = _peak_gb()
+    stage("am_top", lambda: affinity_measure_top(idx, w, D.Y, n_neighbors, n_top=10))
+    out["peak_gb"] = peak()
+    if client is not None:
+        client.cluster.close()
+        client.close()
     return out
 
 
-def _run_one(n, trees, n_tags=None, n_features=None):
+def _run_one(n, trees, n_tags=None, n_features=None, dask_workers=0):
     cmd = [sys.executable, "-m", "hmlkit.bench_scale", "--_one", str(n), "--trees", str(trees)]
     if n_tags:
         cmd += ["--_tags", str(n_tags)]
     if n_features:
         cmd += ["--_features", str(n_features)]
+    if dask_workers:
+        cmd += ["--dask", str(dask_workers)]
     res = subprocess.run(cmd, check=True, capture_output=True, text=True, env=os.environ.copy())
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def run(ns=(10_000, 30_000, 100_000), trees=100, tags=None, tags_n=30_000, progress=print):
+def run(ns=(10_000, 30_000, 100_000), trees=100, tags=None, tags_n=30_000, progress=print, dask_workers=0):
     """Every stage at each n of ``ns`` (the profile's 1000 tags), then, when ``tags`` is
     given, at ``tags_n`` samples with each vocabulary size; each in a fresh interpreter.
-    Returns {"n": [result per n], "tags": [result per vocabulary size]}."""
+    ``dask_workers``: each n measured again on a LocalCluster of that many workers.
+    Returns {"n": [result per n], "tags": [result per vocabulary size], "dask": [...]}."""
     for name, values in (("ns", ns), ("tags", tags or ())):
         if any(not isinstance(v, int) or v < 1 for v in values):
             raise ValueError(f"{name} must be positive integers, got {values!r}")
-    out = {"n": [], "tags": []}
+    out = {"n": [], "tags": [], "dask": []}
     for n in ns:
         t = time.perf_counter()
         out["n"].append(_run_one(n, trees))
         if progress:
             progress(f"[scale] n={n:,}: {time.perf_counter() - t:.0f} s")
+        if dask_workers:
+            t = time.perf_counter()
+            out["dask"].append(_run_one(n, trees, dask_workers=dask_workers))
+            if progress:
+                progress(f"[scale] n={n:,} on {dask_workers} Dask workers: {time.perf_counter() - t:.0f} s")
     for m in tags or ():
         out["tags"].append(_run_one(tags_n, trees, n_tags=m, n_features=LOW_DIM))
         if progress:
@@ -157,6 +189,12 @@ def to_dataset(results):
         ds["tag_time"] = (("n_tags", "stage"), grid(tr, "{}"))
         ds = ds.assign_coords(n_tags=[r["n_tags"] for r in tr])
         ds.attrs["tags_n"] = tr[0]["n"]
+    if results.get("dask"):
+        dr = results["dask"]
+        ds["dask_time"] = (("n_dask", "stage"), grid(dr, "{}"))
+        ds["dask_peak_gb"] = (("n_dask",), np.array([r["peak_gb"] for r in dr], dtype=float))
+        ds = ds.assign_coords(n_dask=[r["n"] for r in dr])
+        ds.attrs["dask_workers"] = dr[0]["dask_workers"]
     return ds
 
 
@@ -165,6 +203,9 @@ def plot_axes(ds, ax_n, ax_tags=None, prefix=""):
     for s in ds["stage"].values:
         if s != "generate":
             ax_n.loglog(ds["n"].values, ds[prefix + "time"].sel(stage=s).values, "o-", label=str(s))
+    if prefix + "dask_time" in ds:
+        ax_n.loglog(ds["n_dask"].values, ds[prefix + "dask_time"].sel(stage="fit").values, "k^--",
+                    label=f"fit on {ds.attrs.get(prefix + 'dask_workers', '?')} Dask workers")
     ax_n.set(xlabel="samples n", ylabel="seconds",
              title=f"scaling: stages vs n ({ds.attrs.get('scale_trees', ds.attrs.get('trees'))} trees)")
     ax_n.legend(fontsize=7, ncol=2)
@@ -214,6 +255,14 @@ def format_table(ds, prefix=""):
         for m in ds["n_tags"].values:
             lines.append(f"{m:>9,}" + "".join(f"{float(ds[prefix + 'tag_time'].sel(n_tags=m, stage=s)):>13.2f}"
                                               for s in stages))
+    if prefix + "dask_time" in ds:
+        lines.append(f"on a LocalCluster of {ds.attrs.get(prefix + 'dask_workers', '?')} single-threaded workers "
+                     "(fit / apply / leaf_knn there), and its fit time over the local one:")
+        for n in ds["n_dask"].values:
+            dt = ds[prefix + "dask_time"].sel(n_dask=n)
+            ratio = float(dt.sel(stage="fit")) / float(t.sel(n=n, stage="fit")) if n in ds["n"].values else float("nan")
+            lines.append(f"{n:>9,}" + "".join(f"{float(dt.sel(stage=s)):>13.2f}" for s in stages)
+                         + f"{float(ds[prefix + 'dask_peak_gb'].sel(n_dask=n)):>9.2f}" + f"   fit x{ratio:.2f}")
     skipped = ds.attrs.get(prefix + "skipped", "{}")
     if skipped not in ("{}", ""):
         lines.append(f"skipped: {skipped}")
@@ -228,16 +277,19 @@ def main(argv=None):
     p.add_argument("--tags", default="", help="comma-separated vocabulary sizes for the tag sweep (e.g. "
                    "100,1000,10000); empty: no sweep")
     p.add_argument("--tags-n", type=int, default=30_000, help="samples of the tag sweep")
+    p.add_argument("--dask", type=int, default=0, help="also measure each n with the forest's stages on a "
+                   "LocalCluster of this many worker processes")
     p.add_argument("--_one", type=int, help=argparse.SUPPRESS)
     p.add_argument("--_tags", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--_features", type=int, default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args._one:
-        print(json.dumps(measure(args._one, args.trees, n_tags=args._tags, n_features=args._features)))
+        print(json.dumps(measure(args._one, args.trees, n_tags=args._tags, n_features=args._features,
+                                 dask_workers=args.dask)))
         return 0
     ns = [int(v) for v in args.n.split(",") if v.strip()]
     tags = [int(v) for v in args.tags.split(",") if v.strip()]
-    ds = to_dataset(run(ns, args.trees, tags or None, args.tags_n))
+    ds = to_dataset(run(ns, args.trees, tags or None, args.tags_n, dask_workers=args.dask))
     for line in format_table(ds):
         print(line)
     return 0

@@ -57,7 +57,7 @@ def test_bench_notebook_runs_and_stores_its_figures(tmp_path):
                      parameters={"trees": 3, "sklearn_trees": 3, "nuswide_samples": 300,
                                  "peer_trees": 3, "peer_samples": 300, "peer_repeats": 1,
                                  "scale_ns": "300,600", "scale_trees": 2, "scale_tags": "100,200",
-                                 "scale_tags_n": 300,
+                                 "scale_tags_n": 300, "scale_dask": 2,
                                  "results_dir": str(tmp_path / "results"),
                                  "figures_dir": str(tmp_path / "figures")},
                      cell_timeout=CELL_TIMEOUT["quick"])
@@ -90,7 +90,12 @@ def test_bench_notebook_runs_and_stores_its_figures(tmp_path):
     assert np.all(ds["scale_time"].values >= 0) and np.all(ds["scale_total_peak_gb"].values > 0)
     assert ds["scale_exponent"].shape == (1, len(bench_scale.STAGES))
     assert list(ds["n_tags"].values) == [100, 200] and np.isfinite(ds["scale_tag_time"].values).all()
-    assert len(bench_scale.format_table(ds, prefix="scale_")) == 1 + 2 + 1 + 1 + 2  # head, n, exponent, tags
+    # and each n again with the forest's stages on a 2-worker Dask LocalCluster
+    assert list(ds["n_dask"].values) == [300, 600] and np.all(ds["scale_dask_time"].sel(stage="fit").values > 0)
+    assert np.all(ds["scale_dask_peak_gb"].values > ds["scale_total_peak_gb"].values)  # the workers' peaks added
+    lines = bench_scale.format_table(ds, prefix="scale_")
+    assert len(lines) == 1 + 2 + 1 + 1 + 2 + 1 + 2  # head, n, exponent, tags, dask
+    assert all(" fit x" in line for line in lines[-2:])
 
 
 def _peer(ratio, n_samples, trees):
@@ -130,7 +135,7 @@ def test_missing_optional_engine_gives_a_reason(monkeypatch):
 
 def test_scaling_exponents_and_dataset():
     """Growth exponents are log-log slopes between consecutive sizes (known answers); a
-    skipped stage (dense AM scores too large) is NaN with its reason kept."""
+    skipped stage is NaN with its reason kept."""
     assert bench_scale.exponents([10, 100, 1000], [1.0, 10.0, 1000.0]) == pytest.approx([1.0, 2.0])
     assert np.isnan(bench_scale.exponents([10, 100], [1.0, None])[0])
 
@@ -141,12 +146,12 @@ def test_scaling_exponents_and_dataset():
         return r
 
     big = row(4000, 1.0)
-    del big["am_scores"]
-    big["skipped"] = {"am_scores": "dense scores need 99 GiB"}
+    del big["am_top"]
+    big["skipped"] = {"am_top": "scores need 99 GiB"}
     ds = bench_scale.to_dataset({"n": [row(1000, 1.0), row(2000, 1.0), big], "tags": []})
     assert float(ds["exponent"].sel(step="1000->2000", stage="fit")) == pytest.approx(1.0)
     assert float(ds["exponent"].sel(step="2000->4000", stage="spectral")) == pytest.approx(2.0)
-    assert np.isnan(float(ds["time"].sel(n=4000, stage="am_scores")))
+    assert np.isnan(float(ds["time"].sel(n=4000, stage="am_top")))
     assert "99 GiB" in ds.attrs["skipped"]
     text = "\n".join(bench_scale.format_table(ds))
     assert "exp 1000->2000" in text and "skipped" in text

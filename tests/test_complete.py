@@ -140,6 +140,35 @@ def test_affinity_measure_scores_known_answer():
     s = affinity_measure_scores(idx, w, Y, 2)
     assert np.allclose(s, [[0.25, 0.375, 0.125], [0.5, 0.0, 0.0]])
 
+    from hmlkit.complete import affinity_measure_top
+
+    tags, top = affinity_measure_top(idx, w, Y, 2, n_top=2)
+    assert tags.tolist() == [[1, 0], [0, -1]] and np.allclose(top, [[0.375, 0.25], [0.5, 0.0]])
+
+
+def test_affinity_measure_top_equals_dense_scores_ranked():
+    """The sparse top tags are the dense scores' best ones (ties: lower tag first)."""
+    import scipy.sparse as sp
+
+    from hmlkit.complete import affinity_measure_scores, affinity_measure_top
+
+    rng = np.random.default_rng(0)
+    Y = sp.random(200, 30, density=0.1, random_state=0, format="csr")
+    Y.data[:] = 1
+    idx = rng.integers(-1, 200, size=(150, 7))
+    w = np.where(idx >= 0, rng.choice([0.25, 0.5, 1.0], size=idx.shape), 0.0)
+    dense = affinity_measure_scores(idx, w, Y, 7)
+    tags, top = affinity_measure_top(idx, w, Y, 7, n_top=5)
+    for q in range(150):
+        order = sorted((-dense[q, t], t) for t in range(30) if dense[q, t] > 0)[:5]
+        want = [t for _, t in order]
+        assert tags[q, :len(want)].tolist() == want and (tags[q, len(want):] == -1).all()
+        np.testing.assert_allclose(top[q, :len(want)], dense[q, want], rtol=1e-12)
+    with pytest.raises(ValueError, match="n_top"):
+        affinity_measure_top(idx, w, Y, 7, n_top=0)
+    with pytest.raises(ValueError, match="one shape"):
+        affinity_measure_top(idx, w[:, :3], Y, 7)
+
 
 def test_lift_product_known_answer():
     """score_j = c_j * l_j**a, with c = y P and l the smoothed lift of the vote."""

@@ -87,6 +87,29 @@ def affinity_measure_scores(idx, w, Y, n_neighbors):
     return np.asarray((Wq @ Y.astype(np.float64)).todense()) / n_neighbors
 
 
+def affinity_measure_top(idx, w, Y, n_neighbors, n_top=10):
+    """:func:`affinity_measure_scores` kept sparse for large collections: each query's
+    ``n_top`` best tags and their scores, ``(tags, scores)`` both (q, n_top) (-1 / 0
+    where fewer tags were voted for), in O(q kappa tags-per-sample) time and
+    O(q n_top) memory whatever the vocabulary (the dense scores need q x m floats: 8 GB
+    for a million samples and 1000 tags). Same scores as the dense ones; equal scores
+    are ranked by lower tag index."""
+    from ..affinity._kernels import chunk_bounds
+
+    idx = np.ascontiguousarray(idx, dtype=np.int64)
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    if idx.shape != w.shape or idx.ndim != 2:
+        raise ValueError(f"idx and w must be (q, kappa) arrays of one shape, got {idx.shape} and {w.shape}")
+    Y = check_Y(Y)
+    if int(n_top) < 1:
+        raise ValueError(f"n_top must be >= 1, got {n_top}")
+    n_top = min(int(n_top), Y.shape[1])
+    Yf = sp.csr_matrix(Y, dtype=np.float64)
+    tags, scores = KC.affinity_measure_top_rows(idx, w, Yf.indptr.astype(np.int64), Yf.indices.astype(np.int64),
+                                                Yf.data, Y.shape[1], n_top, chunk_bounds(idx.shape[0]))
+    return tags, scores / n_neighbors
+
+
 def conditional_cooccurrence(Y):
     """P[i, j] = P(tag j | tag i) on the rows of ``Y`` (csr), zero diagonal:
     the co-occurrence correlation rho of Eq. 6 between every pair of tags

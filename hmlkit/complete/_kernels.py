@@ -60,3 +60,52 @@ def local_neighbourhood_scores(query_leaves, members, offsets, self_index, y_ind
                 pos[tag] = 0
                 unc[tag] = 0
     return out
+
+
+@nb.njit(parallel=True, cache=True)
+def affinity_measure_top_rows(idx, w, y_indptr, y_indices, y_data, m, n_top, bounds):
+    """Eq. 13's AM scores kept sparse: each query's ``n_top`` best tags, from the tags
+    of its neighbours ``idx`` (-1: none) weighted by their affinity ``w``. A query
+    costs its neighbours' tag counts, not m. Ties go to the lower tag index; the
+    scores are not divided by kappa (the caller does). Returns (tags (q, n_top)
+    int64, -1 pads; scores (q, n_top) float64, 0 pads)."""
+    nq, k = idx.shape
+    tags = np.full((nq, n_top), -1, np.int64)
+    top = np.zeros((nq, n_top), np.float64)
+    for c in nb.prange(bounds.shape[0] - 1):
+        acc = np.zeros(m, np.float64)
+        seen = np.zeros(m, np.bool_)
+        touched = np.empty(m, np.int64)
+        for q in range(bounds[c], bounds[c + 1]):
+            nt = 0
+            for b in range(k):
+                j = idx[q, b]
+                if j < 0:
+                    continue
+                for a in range(y_indptr[j], y_indptr[j + 1]):
+                    t = y_indices[a]
+                    if not seen[t]:
+                        seen[t] = True
+                        touched[nt] = t
+                        nt += 1
+                    acc[t] += w[q, b] * y_data[a]
+            cnt = 0
+            for a in range(nt):
+                t = touched[a]
+                s = acc[t]
+                acc[t] = 0.0
+                seen[t] = False
+                if s <= 0.0:
+                    continue
+                if cnt == n_top and (s < top[q, n_top - 1] or (s == top[q, n_top - 1] and t > tags[q, n_top - 1])):
+                    continue
+                pos = cnt if cnt < n_top else n_top - 1
+                while pos > 0 and (top[q, pos - 1] < s or (top[q, pos - 1] == s and tags[q, pos - 1] > t)):
+                    top[q, pos] = top[q, pos - 1]
+                    tags[q, pos] = tags[q, pos - 1]
+                    pos -= 1
+                top[q, pos] = s
+                tags[q, pos] = t
+                if cnt < n_top:
+                    cnt += 1
+    return tags, top
