@@ -437,6 +437,41 @@ def test_real_study_runs_table1_rows_marks_missing_ones_and_fits_visual_rows_onc
     assert "blm/smmc" not in detail and ("bitag/spclust" in detail or "vifeat/kmeans" in detail)
 
 
+def test_real_claims_quote_the_raw_words_ablation_without_judging_it():
+    """R-km / R-hub judge the HML-RF variants; the ablation that switches the input map
+    off (hmlrf_paper_raw) is quoted in R-km's text, and R-hub's diagnosis compares the
+    flagged rows' catch-all clusters with the tags-only graph's."""
+    import xarray as xr
+
+    from hmlkit.studies.claims import CLAIMS
+    from hmlkit.studies.claims.diagnose import DIAGNOSES
+    from hmlkit.studies.claims._base import FAILS, HOLDS
+    from hmlkit.studies.real import ABLATION_RAW
+
+    rows = ["kmeans_visual", "spclust_tags", "hmlrf", "hmlrf_paper", ABLATION_RAW]
+    nmi = np.array([0.22, 0.40, 0.45, 0.35, 0.21])  # the ablation below K-means
+    score = np.broadcast_to(nmi[:, None, None, None], (5, 2, 1, 2)).copy()
+    largest = np.full((5, 2, 2), 100.0)
+    largest[rows.index("hmlrf"), 1, 0] = 400.0    # one catch-all cluster, 4x the true group of 100
+    largest[rows.index(ABLATION_RAW)] = 900.0      # the ablation's are not judged
+    largest[rows.index("spclust_tags"), 1] = 1000.0
+    ds = xr.Dataset({"score": (("row", "sparseness", "metric", "fold"), score),
+                     "largest": (("row", "sparseness", "fold"), largest),
+                     "hub": (("row", "sparseness", "fold"), largest > 300)},
+                    coords={"row": rows, "sparseness": [0.0, 0.75], "metric": ["nmi"], "fold": [0, 1]},
+                    attrs={"largest_true_group": 100, "hub_factor": 3.0})
+    claims = {c[0]: c[2] for c in CLAIMS["real_corel"]}
+    ok, text = claims["R-km"](ds)
+    assert ok == HOLDS and "ablation on the raw visual words: 0.210 / 0.210" in text
+    ok, text = claims["R-hub"](ds)
+    assert ok == FAILS and "hmlrf at 75%" in text and ABLATION_RAW not in text
+
+    class Result:
+        verdict = FAILS
+    why = DIAGNOSES["R-hub"](ds, Result())
+    assert "75%: hmlrf 1 of 2 folds (up to 4.0x); tags-only SpClust up to 10.0x" in why
+
+
 def test_real_completion_study_marks_cluster_rows_not_applicable_without_groups():
     from hmlkit.studies import real
 
