@@ -82,6 +82,20 @@ def test_corel_completion_end_to_end(corel_run):
     assert r["AR@5"] >= r["AR@1"] and r["Coverage@5"] >= r["Coverage@1"]
 
 
+@pytest.mark.slow
+def test_corel16k_recommended_completer_beats_cooccurrence(corel_run):
+    """Issue 13's must-show 2 on Corel16k (40 % hidden, 100 trees, seed 0): the default
+    HMLTagCompleter (the sample's own tags through the correlations, weighted by the
+    forest neighbourhood's lift) above tag co-occurrence, where the paper's AM (the
+    strict xfail below) is far below it. The real_corel study: 0.372 vs 0.356 over 3
+    seeds of the full set."""
+    data, obs, hidden, _ = corel_run
+    co = completion_scores(cooccurrence_scores(obs.Y), obs.Y, hidden)["AP@1"]
+    s = HMLTagCompleter("AM", n_estimators=100, random_state=0).fit(obs.X, obs.Y).predict_scores()
+    rec = completion_scores(s, obs.Y, hidden)["AP@1"]
+    assert rec > co, (rec, co)
+
+
 @pytest.mark.xfail(strict=True, reason=(
     "Not reproduced: on Corel16k (40% hidden) HML-RF(AM) reaches AP@1 ~0.13 vs ~0.34 for tag co-occurrence. "
     "The 500 binary blob features carry little tag information (visual-only SFSS/FSNM also ~0.13, cosine kNN on "
