@@ -26,7 +26,8 @@ Stages (tau trees, phi = 3, 30 clusters, kappa = 20):
 
 ``--dask W`` measures each size a second time with the forest's work (fit, apply, leaf
 k-NN) on a ``dask.distributed.LocalCluster`` of W single-threaded worker processes
-(``hmlkit.dask_backend``), the rest as before; its peak memory adds the workers' peaks.
+(``hmlkit.dask_backend``); the later stages are the same local code, so they are not run
+again (NaN). Its peak memory adds the workers' peaks to the main process's.
 
 Growth exponents are the slopes of log(time) against log(n) between consecutive sizes
 (and over the last two sizes for the figure the issue sets its targets on).
@@ -102,15 +103,18 @@ def measure(n, trees=100, n_tags=None, n_features=None, n_clusters=30, n_neighbo
                                        n_jobs=n_jobs).fit(D.X, D.Y, D.layers), on_cluster=True)
     stage("apply", lambda: f.apply(D.X), on_cluster=True)
     idx, w = stage("leaf_knn", lambda: leaf_knn(f.train_leaves_, n_neighbors), on_cluster=True)
+    if client is not None:  # the later stages run the same local code as the local measurement
+        out["peak_gb"] = peak()
+        out["skipped"].update({s: "local code, as in the local run" for s in STAGES[STAGES.index("leaf_knn") + 1:]})
+        client.cluster.close()
+        client.close()
+        return out
     W = stage("forest_graph", lambda: knn_graph_from_neighbors(idx, w, D.n_samples))
     G = stage("tag_graph", lambda: (0.5 * normalized_graph(W) + 0.5 * normalized_graph(
         cosine_knn_graph(D.Y, n_neighbors))).tocsr())
     stage("spectral", lambda: spectral_from_graph(G, n_clusters, random_state=seed))
     stage("am_top", lambda: affinity_measure_top(idx, w, D.Y, n_neighbors, n_top=10))
     out["peak_gb"] = peak()
-    if client is not None:
-        client.cluster.close()
-        client.close()
     return out
 
 
@@ -126,6 +130,12 @@ def _run_one(n, trees, n_tags=None, n_features=None, dask_workers=0):
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
+def _summary(r):
+    """One line of a size's stage times and peak memory (printed as each size ends, so a
+    long sweep that fails later keeps what it measured)."""
+    return ", ".join(f"{s} {r[s]:.1f}" for s in STAGES if s in r) + f"; peak {r['peak_gb']:.2f} GB"
+
+
 def run(ns=(10_000, 30_000, 100_000), trees=100, tags=None, tags_n=30_000, progress=print, dask_workers=0):
     """Every stage at each n of ``ns`` (the profile's 1000 tags), then, when ``tags`` is
     given, at ``tags_n`` samples with each vocabulary size; each in a fresh interpreter.
@@ -139,16 +149,17 @@ def run(ns=(10_000, 30_000, 100_000), trees=100, tags=None, tags_n=30_000, progr
         t = time.perf_counter()
         out["n"].append(_run_one(n, trees))
         if progress:
-            progress(f"[scale] n={n:,}: {time.perf_counter() - t:.0f} s")
+            progress(f"[scale] n={n:,}: {time.perf_counter() - t:.0f} s ({_summary(out['n'][-1])})")
         if dask_workers:
             t = time.perf_counter()
             out["dask"].append(_run_one(n, trees, dask_workers=dask_workers))
             if progress:
-                progress(f"[scale] n={n:,} on {dask_workers} Dask workers: {time.perf_counter() - t:.0f} s")
+                progress(f"[scale] n={n:,} on {dask_workers} Dask workers: {time.perf_counter() - t:.0f} s "
+                         f"({_summary(out['dask'][-1])})")
     for m in tags or ():
         out["tags"].append(_run_one(tags_n, trees, n_tags=m, n_features=LOW_DIM))
         if progress:
-            progress(f"[scale] {tags_n:,} samples, {m:,} tags done")
+            progress(f"[scale] {tags_n:,} samples, {m:,} tags: {_summary(out['tags'][-1])}")
     return out
 
 
