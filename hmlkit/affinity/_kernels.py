@@ -163,6 +163,27 @@ def _tie_key(i, j):
     return z ^ (z >> np.uint64(31))
 
 
+@nb.njit(cache=True, inline="always")
+def push_top(val, ids, keys, m, s, j, h):
+    """Offer candidate ``j`` with score ``s`` and tie key ``h`` to a best-k list held
+    sorted in ``val`` (score descending), ``ids`` and ``keys`` (tie key ascending among
+    equal scores), of which the first ``m`` entries are filled; returns the new ``m``.
+    ``keys`` may be ``ids`` itself when a candidate is its own tie key."""
+    k = val.shape[0]
+    if m == k and (s < val[k - 1] or (s == val[k - 1] and h > keys[k - 1])):
+        return m
+    pos = m if m < k else k - 1
+    while pos > 0 and (val[pos - 1] < s or (val[pos - 1] == s and keys[pos - 1] > h)):
+        val[pos] = val[pos - 1]
+        ids[pos] = ids[pos - 1]
+        keys[pos] = keys[pos - 1]
+        pos -= 1
+    val[pos] = s
+    ids[pos] = j
+    keys[pos] = h
+    return m + 1 if m < k else m
+
+
 @nb.njit(parallel=True, cache=True)
 def cosine_knn_rows(indptr, indices, data, cptr, crow, cval, norm, rows, k, bounds):
     """The k rows of a sparse non-negative matrix Z most cosine-similar to each of
@@ -196,7 +217,7 @@ def cosine_knn_rows(indptr, indices, data, cptr, crow, cval, norm, rows, k, boun
                         touched[nt] = j
                         nt += 1
                     acc[j] += v * cval[a]
-            # best k by (similarity descending, index ascending), kept sorted in idx/w
+            # best k by (similarity descending, tie key ascending), kept sorted in idx/w
             m = 0
             for a in range(nt):
                 j = touched[a]
@@ -205,18 +226,5 @@ def cosine_knn_rows(indptr, indices, data, cptr, crow, cval, norm, rows, k, boun
                 seen[j] = False
                 if j == i or s <= 1e-12:
                     continue
-                h = _tie_key(i, j)
-                if m == k and (s < w[q, k - 1] or (s == w[q, k - 1] and h > tie[k - 1])):
-                    continue
-                pos = m if m < k else k - 1
-                while pos > 0 and (w[q, pos - 1] < s or (w[q, pos - 1] == s and tie[pos - 1] > h)):
-                    w[q, pos] = w[q, pos - 1]
-                    idx[q, pos] = idx[q, pos - 1]
-                    tie[pos] = tie[pos - 1]
-                    pos -= 1
-                w[q, pos] = s
-                idx[q, pos] = j
-                tie[pos] = h
-                if m < k:
-                    m += 1
+                m = push_top(w[q], idx[q], tie, m, s, j, _tie_key(i, j))
     return idx, w

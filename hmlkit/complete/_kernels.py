@@ -1,8 +1,10 @@
-"""Numba kernel for HML-RF(LN) tag completion (Eq. 11)."""
+"""Numba kernels for tag completion: HML-RF(LN) (Eq. 11) and AM kept sparse (Eq. 13)."""
 from __future__ import annotations
 
 import numba as nb
 import numpy as np
+
+from ..affinity._kernels import push_top
 
 
 @nb.njit(parallel=True, cache=True)
@@ -97,15 +99,5 @@ def affinity_measure_top_rows(idx, w, y_indptr, y_indices, y_data, m, n_top, bou
                 seen[t] = False
                 if s <= 0.0:
                     continue
-                if cnt == n_top and (s < top[q, n_top - 1] or (s == top[q, n_top - 1] and t > tags[q, n_top - 1])):
-                    continue
-                pos = cnt if cnt < n_top else n_top - 1
-                while pos > 0 and (top[q, pos - 1] < s or (top[q, pos - 1] == s and tags[q, pos - 1] > t)):
-                    top[q, pos] = top[q, pos - 1]
-                    tags[q, pos] = tags[q, pos - 1]
-                    pos -= 1
-                top[q, pos] = s
-                tags[q, pos] = t
-                if cnt < n_top:
-                    cnt += 1
+                cnt = push_top(top[q], tags[q], tags[q], cnt, s, t, t)  # a tag is its own tie key
     return tags, top
