@@ -13,10 +13,52 @@ from .affinity import cosine_knn_graph, knn_affinity, knn_graph_from_neighbors, 
 from .tokens import resolve_feature_map
 
 
+# from this many nodes the embedding is computed by Lanczos on the normalised graph
+LANCZOS_FROM = 100_000
+
+
+def spectral_embedding_rows(W, n_components, random_state=None):
+    """The ``n_components`` leading eigenvectors of D^-1/2 W D^-1/2 (W symmetric,
+    every node with an edge or a self-loop), as rows of unit length (the embedding
+    ``spectral_from_graph`` clusters).
+
+    Below ``LANCZOS_FROM`` nodes, scikit-learn's ``spectral_embedding`` (ARPACK
+    shift-invert below 5,000 nodes, LOBPCG above: on a 17.5k-node kNN graph 3.4 s
+    against shift-invert's 503 s, same NMI); from ``LANCZOS_FROM`` on, ARPACK's Lanczos
+    (``scipy.sparse.linalg.eigsh``, largest algebraic) on the normalised graph itself,
+    with no factorisation: LOBPCG's iterations cost O(n k^2) each and grew in number
+    with n (1,000,000-node fused graph of the nuswide profile: 99 s against Lanczos's
+    30 s; 100,000 nodes: 8.9 s against 5.0 s; same NMI). The row scaling makes the
+    result depend only on the leading eigenspace (any orthogonal basis of it gives the
+    same rows up to a rotation, and k-means the same clusters): on the HML-RF graphs of
+    Corel5k, trecvid and nuswide the two solvers' clusterings were identical (ARI 1.0).
+    Where that space is degenerate (many isolated samples, e.g. a tags-only graph with
+    most tags removed) each solver picks its own basis of it, so the threshold keeps
+    the studies' measured results.
+    """
+    from scipy.sparse.linalg import eigsh
+    from sklearn.manifold import spectral_embedding
+    from sklearn.preprocessing import normalize
+
+    n = W.shape[0]
+    k = int(n_components)
+    if n >= LANCZOS_FROM:
+        v0 = np.random.RandomState(random_state).uniform(0.5, 1.0, n)
+        _, V = eigsh(normalized_graph(W), k=k, which="LA", v0=v0)
+        return normalize(V)
+    with warnings.catch_warnings():
+        # sklearn warns when the kNN graph has several components; the
+        # embedding is still valid (components separate), so keep output quiet.
+        warnings.filterwarnings("ignore", message="Graph is not fully connected")
+        E = spectral_embedding(W, n_components=k, eigen_solver="lobpcg" if n >= 5000 else "arpack",
+                               random_state=random_state, drop_first=False)
+    return normalize(E)
+
+
 def spectral_from_graph(W, n_clusters, random_state=None):
     """Normalised spectral clustering of a symmetric sparse graph ``W``
     (Ng, Jordan & Weiss): the ``n_clusters`` leading eigenvectors of
-    D^-1/2 W D^-1/2 (scikit-learn's ``spectral_embedding``), each sample's
+    D^-1/2 W D^-1/2 (``spectral_embedding_rows``), each sample's
     row scaled to unit length, then k-means.
 
     Why the row scaling: scikit-learn's ``SpectralClustering`` runs k-means
@@ -30,8 +72,6 @@ def spectral_from_graph(W, n_clusters, random_state=None):
     (no edge) get a tiny self-loop so the normalisation is defined.
     """
     from sklearn.cluster import KMeans
-    from sklearn.manifold import spectral_embedding
-    from sklearn.preprocessing import normalize
 
     W = sp.csr_matrix(W, dtype=np.float64)
     n = W.shape[0]
@@ -42,16 +82,7 @@ def spectral_from_graph(W, n_clusters, random_state=None):
     if (deg == 0).any():
         W = W + sp.diags((deg == 0).astype(np.float64) * 1e-8)
     seed = None if random_state is None else int(np.random.RandomState(random_state).randint(2**31 - 1))
-    # Large graphs: LOBPCG, not ARPACK, whose shift-invert factorises the
-    # Laplacian (17.5k-node kNN graph: 503 s against 3.4 s, same NMI).
-    solver = "lobpcg" if n >= 5000 else "arpack"
-    with warnings.catch_warnings():
-        # sklearn warns when the kNN graph has several components; the
-        # embedding is still valid (components separate), so keep output quiet.
-        warnings.filterwarnings("ignore", message="Graph is not fully connected")
-        E = spectral_embedding(W, n_components=n_clusters, eigen_solver=solver, random_state=seed,
-                               drop_first=False)
-    E = normalize(E)
+    E = spectral_embedding_rows(W, n_clusters, seed)
     return KMeans(n_clusters, n_init=10, random_state=seed).fit_predict(E).astype(np.int64)
 
 
