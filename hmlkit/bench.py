@@ -195,7 +195,7 @@ def _check_parts(parts):
 
 def run(parts=DEFAULT_PARTS, trees=1000, sklearn_trees=1000, nuswide_samples=None, peer_sets=None,
         peer_trees=None, peer_samples=None, peer_repeats=3, progress=print, scale_ns=SCALE_NS, scale_trees=100,
-        scale_tags=None, scale_tags_n=30_000, scale_dask=0):
+        scale_tags=None, scale_tags_n=30_000, scale_dask=0, scale_features=None):
     """Run the benchmark parts (each in a fresh interpreter) and return
     {part: {figure: value}}; what ``make bench`` prints and the
     ``studies/bench_speed.ipynb`` notebook stores. ``peers`` gives
@@ -205,7 +205,8 @@ def run(parts=DEFAULT_PARTS, trees=1000, sklearn_trees=1000, nuswide_samples=Non
     comparison's own, for a quick run; ``peer_repeats``: interleaved repeats,
     medians stored; ``scale_ns`` / ``scale_trees`` / ``scale_tags``: the sizes, trees and
     vocabulary sweep of the ``scale`` part, ``hmlkit.bench_scale.run``; ``scale_dask``: each
-    size again on a Dask LocalCluster of that many workers, 0 = not)."""
+    size again on a Dask LocalCluster of that many workers, 0 = not; ``scale_features``: one
+    feature dimension at every size, None = 4096 below 300,000 samples and 512 from there)."""
     from .bench_peers import DATASETS
 
     parts = [parts] if isinstance(parts, str) else list(parts)
@@ -228,7 +229,8 @@ def run(parts=DEFAULT_PARTS, trees=1000, sklearn_trees=1000, nuswide_samples=Non
             from . import bench_scale
 
             out[name] = bench_scale.run(_int_list(scale_ns), scale_trees, _int_list(scale_tags) or None, scale_tags_n,
-                                        progress=progress, dask_workers=scale_dask)
+                                        progress=progress, dask_workers=scale_dask,
+                                        n_features=scale_features)
         elif name == "peers":
             out[name] = {}
             for s in peer_sets:

@@ -43,6 +43,8 @@ import sys
 import time
 
 STAGES = ("generate", "fit", "apply", "leaf_knn", "forest_graph", "tag_graph", "spectral", "am_top")
+# the issue's "end to end": fit, affinity, clustering (not the data, nor apply / AM)
+END_TO_END = ("fit", "leaf_knn", "forest_graph", "tag_graph", "spectral")
 LOW_DIM_FROM = 300_000  # from this n on the features are 512-d
 LOW_DIM = 512
 
@@ -133,13 +135,19 @@ def _run_one(n, trees, n_tags=None, n_features=None, dask_workers=0):
 def _summary(r):
     """One line of a size's stage times and peak memory (printed as each size ends, so a
     long sweep that fails later keeps what it measured)."""
-    return ", ".join(f"{s} {r[s]:.1f}" for s in STAGES if s in r) + f"; peak {r['peak_gb']:.2f} GB"
+    e2e = sum(r.get(s, math.nan) for s in END_TO_END)
+    return (", ".join(f"{s} {r[s]:.1f}" for s in STAGES if s in r) + f"; end to end {e2e:.1f}"
+            + f"; peak {r['peak_gb']:.2f} GB")
 
 
-def run(ns=(10_000, 30_000, 100_000), trees=100, tags=None, tags_n=30_000, progress=print, dask_workers=0):
+def run(ns=(10_000, 30_000, 100_000), trees=100, tags=None, tags_n=30_000, progress=print, dask_workers=0,
+        n_features=None):
     """Every stage at each n of ``ns`` (the profile's 1000 tags), then, when ``tags`` is
     given, at ``tags_n`` samples with each vocabulary size; each in a fresh interpreter.
     ``dask_workers``: each n measured again on a LocalCluster of that many workers.
+    ``n_features``: the feature dimension at every n (default: the profile's 4096 below
+    ``LOW_DIM_FROM``, 512 from there; one dimension throughout makes the growth
+    exponents across that boundary mean what they say).
     Returns {"n": [result per n], "tags": [result per vocabulary size], "dask": [...]}."""
     for name, values in (("ns", ns), ("tags", tags or ())):
         if any(not isinstance(v, int) or v < 1 for v in values):
@@ -147,12 +155,12 @@ def run(ns=(10_000, 30_000, 100_000), trees=100, tags=None, tags_n=30_000, progr
     out = {"n": [], "tags": [], "dask": []}
     for n in ns:
         t = time.perf_counter()
-        out["n"].append(_run_one(n, trees))
+        out["n"].append(_run_one(n, trees, n_features=n_features))
         if progress:
             progress(f"[scale] n={n:,}: {time.perf_counter() - t:.0f} s ({_summary(out['n'][-1])})")
         if dask_workers:
             t = time.perf_counter()
-            out["dask"].append(_run_one(n, trees, dask_workers=dask_workers))
+            out["dask"].append(_run_one(n, trees, n_features=n_features, dask_workers=dask_workers))
             if progress:
                 progress(f"[scale] n={n:,} on {dask_workers} Dask workers: {time.perf_counter() - t:.0f} s "
                          f"({_summary(out['dask'][-1])})")
@@ -255,10 +263,13 @@ def format_table(ds, prefix=""):
     tag sweep last. ``prefix``: the variables' prefix (``"scale_"`` in ``bench_speed.nc``)."""
     stages = [s for s in ds["stage"].values if s != "generate"]
     t, peak, ex = ds[prefix + "time"], ds[prefix + "total_peak_gb"], ds[prefix + "exponent"]
-    lines = ["n".rjust(9) + "".join(s.rjust(13) for s in stages) + "peak GB".rjust(9)]
+    lines = ["n".rjust(9) + "d".rjust(6) + "".join(s.rjust(13) for s in stages) + "end to end".rjust(12)
+             + "peak GB".rjust(9)]
     for n in ds["n"].values:
-        lines.append(f"{n:>9,}" + "".join(f"{float(t.sel(n=n, stage=s)):>13.2f}" for s in stages)
-                     + f"{float(peak.sel(n=n)):>9.2f}")
+        d = int(ds[prefix + "n_features"].sel(n=n)) if prefix + "n_features" in ds else -1
+        e2e = sum(float(t.sel(n=n, stage=s)) for s in END_TO_END)
+        lines.append(f"{n:>9,}{d:>6}" + "".join(f"{float(t.sel(n=n, stage=s)):>13.2f}" for s in stages)
+                     + f"{e2e:>12.1f}" + f"{float(peak.sel(n=n)):>9.2f}")
     for step in ds["step"].values:
         lines.append(f"{'exp ' + step:>9}" + "".join(f"{float(ex.sel(step=step, stage=s)):>13.2f}" for s in stages))
     if prefix + "tag_time" in ds:
@@ -290,6 +301,8 @@ def main(argv=None):
     p.add_argument("--tags-n", type=int, default=30_000, help="samples of the tag sweep")
     p.add_argument("--dask", type=int, default=0, help="also measure each n with the forest's stages on a "
                    "LocalCluster of this many worker processes")
+    p.add_argument("--features", type=int, default=None, help="feature dimension at every n (default: 4096 below "
+                   f"{LOW_DIM_FROM:,} samples, {LOW_DIM} from there)")
     p.add_argument("--_one", type=int, help=argparse.SUPPRESS)
     p.add_argument("--_tags", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--_features", type=int, default=None, help=argparse.SUPPRESS)
@@ -300,7 +313,7 @@ def main(argv=None):
         return 0
     ns = [int(v) for v in args.n.split(",") if v.strip()]
     tags = [int(v) for v in args.tags.split(",") if v.strip()]
-    ds = to_dataset(run(ns, args.trees, tags or None, args.tags_n, dask_workers=args.dask))
+    ds = to_dataset(run(ns, args.trees, tags or None, args.tags_n, dask_workers=args.dask, n_features=args.features))
     for line in format_table(ds):
         print(line)
     return 0

@@ -274,6 +274,7 @@ def build_bench():
         'scale_tags = ""          # scale: vocabulary sizes to sweep, e.g. "100,1000,10000" ("" = none)\n'
         "scale_tags_n = 30000     # scale: samples of the vocabulary sweep\n"
         "scale_dask = 0           # scale: also on a Dask LocalCluster of this many workers (0 = not)\n"
+        "scale_features = None    # scale: one feature dimension at every size (None: 4096, 512 from 300000)\n"
         'results_dir = "results"\nfigures_dir = "figures"\n')
     p.metadata["tags"] = ["parameters"]
     nb.cells = [
@@ -296,7 +297,7 @@ def build_bench():
             "nuswide_samples=nuswide_samples, peer_sets=peer_sets, peer_trees=peer_trees, "
             "peer_samples=peer_samples, peer_repeats=peer_repeats,\n"
             "                     scale_ns=scale_ns, scale_trees=scale_trees, scale_tags=scale_tags, "
-            "scale_tags_n=scale_tags_n, scale_dask=scale_dask)"),
+            "scale_tags_n=scale_tags_n, scale_dask=scale_dask, scale_features=scale_features)"),
         nbf.v4.new_code_cell('ds = bench.to_dataset(results)\n'
                              'ds[["part", "value", "at_tau1000", "op", "target", "verdict"]].to_dataframe()'),
         nbf.v4.new_code_cell('# the peer comparison: fit time (s), ratio to scikit-learn, leaves per tree\n'
