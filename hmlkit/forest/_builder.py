@@ -373,18 +373,23 @@ def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indice
         feature[node] = best_f
         threshold[node] = best_t
         # partition samples[start:end]: x < t to the left, i.e. rank below
-        # the first right sample's rank
-        lo = start
-        hi = end - 1
-        while lo <= hi:
-            if R[best_f, samples[lo]] < best_rank:
-                lo += 1
+        # the first right sample's rank; stable, so every node's samples stay in
+        # ascending index order (as the root's): a node's gathers from R walk each
+        # feature's row forwards, which the hardware prefetches, instead of at random
+        n_left = 0
+        n_right = 0
+        buf = ws.tmp
+        for a in range(start, end):
+            s = samples[a]
+            if R[best_f, s] < best_rank:
+                samples[start + n_left] = s
+                n_left += 1
             else:
-                swap = samples[lo]
-                samples[lo] = samples[hi]
-                samples[hi] = swap
-                hi -= 1
-        mid = lo
+                buf[n_right] = s
+                n_right += 1
+        mid = start + n_left
+        for a in range(n_right):
+            samples[mid + a] = buf[a]
         # right pushed first so the left child is grown first (depth-first)
         st_start[top] = mid
         st_end[top] = end
