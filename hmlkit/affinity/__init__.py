@@ -172,11 +172,11 @@ def window_order(Z, depth=4):
     ``depth`` most frequent non-zero columns, lexicographically, so rows that share
     those columns are adjacent in every column's postings (a rarer column is scanned
     whole when it fits the window). Rows alike in those are ordered by a hash of their
-    index (not by index, which may follow the data's own groups). Returns ``rank``
-    (n,) int64: each row's place; and ``perm``, the rows in that order."""
+    index (not by index, which may follow the data's own groups). Returns ``perm``
+    (n,) int64: the row numbers in that order."""
     Z = sp.csr_matrix(Z)
     n, m = Z.shape
-    freq = np.diff(Z.tocsc().indptr)
+    freq = np.bincount(Z.indices, minlength=m)  # postings per column
     col_rank = np.empty(m, np.int64)
     col_rank[np.lexsort((np.arange(m), -freq))] = np.arange(m)
     row = np.repeat(np.arange(n), np.diff(Z.indptr))
@@ -256,7 +256,7 @@ def cosine_knn_graph(Z, n_neighbors=20, algorithm="auto", window=WINDOW):
                          "shared columns)")
     if algorithm == "auto" and sparse_in and nonneg and n >= INVERTED_FROM:
         Z.sum_duplicates()
-        freq = np.diff(Z.tocsc().indptr).astype(np.float64)
+        freq = np.bincount(Z.indices, minlength=Z.shape[1]).astype(np.float64)  # postings per column
         algorithm = "inverted" if (freq ** 2).sum() <= EXACT_POSTINGS_PER_ROW * len(rows) else "window"
     if algorithm in ("inverted", "window"):
         Z.sum_duplicates()
