@@ -136,10 +136,16 @@ def _status(drv):
 
 
 def _started(drv):
-    """Some cell has run or is running: its prompt is no longer "[ ]:"."""
+    """Some cell has run or is running: its prompt is no longer "[ ]:". A prompt
+    re-rendered between being found and read (stale) counts as not yet: the caller
+    polls again."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
 
-    prompts = [e.text.strip() for e in drv.find_elements(By.CSS_SELECTOR, ".jp-InputPrompt")]
+    try:
+        prompts = [e.text.strip() for e in drv.find_elements(By.CSS_SELECTOR, ".jp-InputPrompt")]
+    except StaleElementReferenceException:
+        return False
     return any(t and t not in ("[ ]:", "[]:") for t in prompts)
 
 
