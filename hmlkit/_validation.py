@@ -59,7 +59,7 @@ _BOOL_PARAMS = ("hierarchy", "correlations", "bootstrap", "oob")
 def check_estimator_params(est, n_features=None):
     """Check the common parameters ``est`` has: positive integers (n_estimators,
     min_samples_leaf, n_neighbors, n_clusters unless None), booleans (hierarchy,
-    correlations, bootstrap, oob) and ``max_features`` ('sqrt', 'log2', None, an int
+    correlations, bootstrap, oob), ``split_sample`` (None or a positive integer) and ``max_features`` ('sqrt', 'log2', None, an int
     in [1, n_features] or a float in (0, 1]). Raises :class:`InvalidParameterError`."""
     for name in _INT_PARAMS:
         if hasattr(est, name):
@@ -69,6 +69,8 @@ def check_estimator_params(est, n_features=None):
     for name in _BOOL_PARAMS:
         if hasattr(est, name):
             check_bool(getattr(est, name), name)
+    if getattr(est, "split_sample", None) is not None:
+        check_int(est.split_sample, "split_sample")
     if hasattr(est, "max_features"):
         mf = est.max_features
         if mf is None or (isinstance(mf, str) and mf in ("sqrt", "log2")):

@@ -10,6 +10,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 
 from ._validation import SparseXTags, check_estimator_params, check_n_clusters, check_weight, check_X, check_Y
 from .affinity import cosine_knn_graph, knn_affinity, knn_graph_from_neighbors, leaf_knn, normalized_graph
+from .forest.estimator import SPLIT_SAMPLE
 from .tokens import resolve_feature_map
 
 
@@ -102,7 +103,7 @@ def spectral_from_affinity(A, n_clusters, n_neighbors=20, random_state=None):
 PAPER_SETTINGS = {"untagged": "negative", "tag_weight": 0.0}
 
 FOREST_PARAMS = ("n_estimators", "min_samples_leaf", "max_features", "hierarchy", "correlations", "untagged",
-                 "n_jobs", "verbose", "random_state")
+                 "n_jobs", "verbose", "random_state", "split_sample")
 
 
 def forest_from(estimator, **overrides):
@@ -243,7 +244,7 @@ class HMLClustering(SparseXTags, ClusterMixin, BaseEstimator):
         Untagged samples have no tag edge: the forest alone places them.
     **forest_params : passed to :class:`hmlkit.HMLForest` (n_estimators,
         min_samples_leaf, max_features, hierarchy, correlations, untagged,
-        bootstrap, n_jobs, verbose).
+        bootstrap, n_jobs, verbose, split_sample).
 
     Attributes
     ----------
@@ -257,7 +258,7 @@ class HMLClustering(SparseXTags, ClusterMixin, BaseEstimator):
 
     def __init__(self, n_clusters=8, n_neighbors=20, random_state=None, feature_map="auto", tag_weight=0.5,
                  n_estimators=1000, min_samples_leaf=3, max_features="sqrt", hierarchy=True, correlations=True,
-                 untagged="unknown", bootstrap=False, n_jobs=None, verbose=False):
+                 untagged="unknown", bootstrap=False, n_jobs=None, verbose=False, split_sample=SPLIT_SAMPLE):
         self.n_clusters = n_clusters
         self.n_neighbors = n_neighbors
         self.random_state = random_state
@@ -272,6 +273,7 @@ class HMLClustering(SparseXTags, ClusterMixin, BaseEstimator):
         self.bootstrap = bootstrap
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.split_sample = split_sample
 
     def fit(self, X, Y, layers=None):
         X = check_X(X)

@@ -107,21 +107,22 @@ def _split_keys(X, *tag_args):
     return feature_keys(X)
 
 
-def _grow_on_worker(shared, state, boot, min_leaf, max_features):
+def _grow_on_worker(shared, state, boot, min_leaf, max_features, split_sample):
     from .forest._builder import grow_one
 
     X, tag_args = shared.arrays[0], shared.arrays[1:]
-    return grow_one(X, shared.derived("keys", _split_keys), tag_args, boot, state, min_leaf, max_features)
+    return grow_one(X, shared.derived("keys", _split_keys), tag_args, boot, state, min_leaf, max_features,
+                    split_sample)
 
 
-def grow_trees(client, X, tag_args, states, boots, min_leaf, max_features, progress=None):
+def grow_trees(client, X, tag_args, states, boots, min_leaf, max_features, split_sample=None, progress=None):
     """Grow one tree per seed in ``states`` on the cluster of ``client``: the same list of
     ``(tree arrays, train leaf)`` as the local loop (``_interrupt.grow_trees``)."""
     shared = _broadcast(client, X, *tag_args)
     token = uuid.uuid4().hex[:12]
     try:
         futures = [client.submit(_grow_on_worker, shared, states[t:t + 1].copy(),
-                                 None if boots is None else boots[t], min_leaf, max_features,
+                                 None if boots is None else boots[t], min_leaf, max_features, split_sample,
                                  key=f"hmlforest-tree-{t}-{token}", pure=False)
                    for t in range(len(states))]
         return _gather_in_order(client, futures, progress)

@@ -35,7 +35,8 @@ def test_no_client_means_local(data):
     assert active_client() is None
 
 
-@pytest.mark.parametrize("kw", [{}, {"bootstrap": True}, {"hierarchy": False, "untagged": "negative"}])
+@pytest.mark.parametrize("kw", [{}, {"bootstrap": True}, {"hierarchy": False, "untagged": "negative"},
+                                {"split_sample": 50}])
 def test_forest_through_dask_equals_local_fit(client, data, kw):
     local = HMLForest(n_estimators=12, random_state=5, n_jobs=1, **kw).fit(data.X, data.Y, data.layers)
     with parallel_config(backend="dask"):

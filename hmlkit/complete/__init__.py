@@ -12,6 +12,7 @@ from .._validation import SparseXTags, check_estimator_params, check_n_clusters,
 from ..affinity import _compact, leaf_knn
 from ..affinity import _kernels as KA
 from . import _kernels as KC
+from ..forest.estimator import SPLIT_SAMPLE
 from ..tokens import resolve_feature_map
 
 METHODS = ("AM", "LN", "GC")
@@ -237,7 +238,7 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
     def __init__(self, method="AM", n_neighbors=20, n_clusters=None, oob=True, random_state=None,
                  feature_map="auto", lift_exponent=0.5, n_estimators=1000, min_samples_leaf=3,
                  max_features="sqrt", hierarchy=True, correlations=True, untagged="unknown", n_jobs=None,
-                 verbose=False):
+                 verbose=False, split_sample=SPLIT_SAMPLE):
         self.method = method
         self.n_neighbors = n_neighbors
         self.n_clusters = n_clusters
@@ -253,6 +254,7 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
         self.correlations = correlations
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.split_sample = split_sample
 
     def _mapped(self, X):
         return X if self.feature_map_ is None else self.feature_map_.transform(X)

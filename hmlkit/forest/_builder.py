@@ -202,6 +202,24 @@ def search_node(X, R, mode_rank, mode_val, samples, start, end, features, draw, 
 
 
 @nb.njit(cache=True)
+def subsample(samples, start, end, size, rng_state, out):
+    """A uniform draw of ``size`` of ``samples[start:end]`` (fewer than there are)
+    without replacement, in their order, into ``out[:size]``: selection sampling
+    (Knuth's Algorithm S), one draw per sample, so the subsample keeps the node's
+    ascending order and its gathers their locality. Returns ``size``."""
+    need = size
+    j = 0
+    for a in range(start, end):
+        if rand_below(rng_state, end - a) < need:
+            out[j] = samples[a]
+            j += 1
+            need -= 1
+            if need == 0:
+                break
+    return size
+
+
+@nb.njit(cache=True)
 def tag_entries(samples, ly_indptr):
     """Tag entries of ``samples`` summed over all layers: the capacity the
     node-local tag copy needs at the root. Counts a bootstrap duplicate once
@@ -295,7 +313,7 @@ def best_split_over(X, R, mode_rank, mode_val, samples, features, n_layers, ly_i
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
 def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_layer, soft_pos,
-              soft_neg, use_soft, ignore_untagged, min_leaf, max_features, rng_state, train_leaf):
+              soft_neg, use_soft, ignore_untagged, min_leaf, max_features, rng_state, train_leaf, split_sample=0):
     """Grow one HML-tree depth-first on ``samples`` (permuted in place).
 
     ``R``, ``mode_rank``, ``mode_val`` = feature_keys(X); R is feature-major:
@@ -308,6 +326,13 @@ def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indice
     leaf when it cannot give two children of ``min_leaf`` samples, when all
     layers are pure, or when no cut has a positive gain. ``train_leaf[s]``
     receives the leaf of each sample in ``samples``.
+
+    ``split_sample`` > 0: a node of more samples chooses its split on a uniform
+    subsample of exactly that many of them (``subsample``, from the tree's
+    stream), then sends all of its samples left or right by the chosen
+    threshold; a node whose subsample finds no split searches all its samples.
+    Smaller nodes, hence every tree on at most ``split_sample`` samples, are
+    exact. Features found constant on a subsample are not taken as constant below.
     """
     n = samples.shape[0]
     d = X.shape[1]
@@ -320,6 +345,7 @@ def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indice
     ws = _workspace(n, n_layers, layer_ptr, tag_entries(samples, ly_indptr),
                     soft_rows(samples, n_layers, has_layer, use_soft))
     features = np.arange(d).astype(np.int64)
+    sub = np.empty(split_sample if 0 < split_sample < n else 0, np.int64)
     st_start = np.empty(cap, np.int64)
     st_end = np.empty(cap, np.int64)
     st_parent = np.empty(cap, np.int64)
@@ -351,19 +377,33 @@ def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indice
         best_f = -1
         best_t = np.float32(0.0)
         best_rank = np.uint32(0)
-        if N >= 2 * min_leaf:
-            k, soft_mode, imp, sumS, sumsq, n_lab = target_layer(samples, start, end, n_layers, ly_indptr,
+        by_value = False
+        # a large node searches a subsample first; an exact node, or one whose subsample
+        # found no split, searches all its samples
+        for sampled in (True, False):
+            if N < 2 * min_leaf or (sampled and not 0 < split_sample < N):
+                continue
+            if sampled:
+                src, s0, s1 = sub, 0, subsample(samples, start, end, split_sample, rng_state, sub)
+            else:
+                src, s0, s1 = samples, start, end
+            k, soft_mode, imp, sumS, sumsq, n_lab = target_layer(src, s0, s1, n_layers, ly_indptr,
                                                                  ly_indices, layer_ptr, has_layer, soft_pos, soft_neg,
                                                                  use_soft, ignore_untagged, ws.cS, ws.PS, ws.MS)
             if k >= 0:
-                K = node_layer_tags(samples, start, end, k, layer_ptr, ly_indptr, ly_indices, has_layer, soft_mode,
+                K = node_layer_tags(src, s0, s1, k, layer_ptr, ly_indptr, ly_indices, has_layer, soft_mode,
                                     soft_pos, soft_neg, ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft)
                 best_f, best_t, _, best_rank, n_found = search_node(
-                    X, R, mode_rank, mode_val, samples, start, end, features, True, n_known, max_features,
+                    X, R, mode_rank, mode_val, src, s0, s1, features, True, n_known, max_features,
                     rng_state, ws.keys, ws.order, ws.tmp, ws.cnt, ws.cpos, ws.pos, ws.skey, k, soft_mode, imp, sumS,
                     sumsq, n_lab, layer_ptr, ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft, K, ws.cS, ws.PS, ws.MS, ws.W,
                     ws.c_swept, ws.P_swept, ws.M_swept, ws.T, ws.wstep, ws.wmiss, min_leaf)
-                clear_counts(samples, start, end, k, ly_indptr, ly_indices, ws.cS)
+                clear_counts(src, s0, s1, k, ly_indptr, ly_indices, ws.cS)
+            if best_f >= 0:
+                if sampled:  # constant on the subsample is not constant on the node
+                    n_found = 0
+                    by_value = True
+                break
         if best_f < 0:
             leaf_id[node] = n_leaves
             for a in range(start, end):
@@ -381,7 +421,9 @@ def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indice
         buf = ws.tmp
         for a in range(start, end):
             s = samples[a]
-            if R[best_f, s] < best_rank:
+            # below the first right sample's rank is below the threshold when that sample is the
+            # node's; a subsampled node cuts by the threshold itself
+            if (X[s, best_f] < best_t) if by_value else (R[best_f, s] < best_rank):
                 samples[start + n_left] = s
                 n_left += 1
             else:
@@ -407,14 +449,15 @@ def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indice
             right[:n_nodes].copy(), leaf_id[:n_nodes].copy(), n_leaves)
 
 
-def grow_one(X, keys, tag_args, boot, state, min_leaf, max_features):
+def grow_one(X, keys, tag_args, boot, state, min_leaf, max_features, split_sample=None):
     """One tree of a fit, as every path grows it (local threads, a Dask worker):
     on all samples, or on the sorted bootstrap draw ``boot``, from the one-element
-    seed ``state`` (copied). Returns (tree arrays, train leaf (n,) int32, -1 outside ``boot``)."""
+    seed ``state`` (copied); ``split_sample`` as in ``grow_tree`` (None: exact).
+    Returns (tree arrays, train leaf (n,) int32, -1 outside ``boot``)."""
     n = X.shape[0]
     samples = (np.arange(n) if boot is None else boot).astype(np.int64)
     leaf = np.full(n, -1, np.int32)
-    out = grow_tree(X, *keys, samples, *tag_args, min_leaf, max_features, state.copy(), leaf)
+    out = grow_tree(X, *keys, samples, *tag_args, min_leaf, max_features, state.copy(), leaf, int(split_sample or 0))
     return out, leaf
 
 

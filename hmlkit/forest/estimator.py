@@ -28,6 +28,8 @@ def _resolve_n_jobs(n_jobs):
 
 
 UNTAGGED = ("unknown", "negative")
+# nodes of more samples choose their split on a subsample of this many (see HMLForest)
+SPLIT_SAMPLE = 32768
 
 
 class HMLForest(SparseXTags, BaseEstimator):
@@ -56,6 +58,15 @@ class HMLForest(SparseXTags, BaseEstimator):
         False: no soft tags (the paper's HML-RF(NoCorr)).
     bootstrap : bool, default False
         Grow each tree on a bootstrap sample (not in the paper).
+    split_sample : int or None, default SPLIT_SAMPLE (32,768)
+        A node of more samples scores its cuts on a uniform subsample of this
+        many of them (drawn from the tree's own random stream) and then sends
+        all its samples left or right by the chosen threshold; smaller nodes
+        score every sample. Data of at most this many samples grow the exact
+        trees of the paper; on larger data the cost of a tree stops growing
+        faster than n log n (the top levels' sorts and sweeps no longer scale
+        with n). None: every node exact (beyond the paper; see the README's
+        Speed section for what it costs and changes).
     untagged : "unknown" or "negative", default "unknown"
         How a sample with no observed tag in a layer scored by the hard Gini
         counts there. "negative" is the paper's literal Gini: a negative of
@@ -87,7 +98,7 @@ class HMLForest(SparseXTags, BaseEstimator):
 
     def __init__(self, n_estimators=1000, min_samples_leaf=3, max_features="sqrt", hierarchy=True,
                  correlations=True, bootstrap=False, untagged="unknown", random_state=None, n_jobs=None,
-                 verbose="auto"):
+                 verbose="auto", split_sample=SPLIT_SAMPLE):
         self.n_estimators = n_estimators
         self.min_samples_leaf = min_samples_leaf
         self.max_features = max_features
@@ -98,6 +109,7 @@ class HMLForest(SparseXTags, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.split_sample = split_sample
 
     # -- parameters -------------------------------------------------------
     def _check_params(self, d):
@@ -161,13 +173,14 @@ class HMLForest(SparseXTags, BaseEstimator):
         client = dask_backend.active_client()
         try:
             if client is not None:  # opt-in: joblib's dask backend (hmlkit.dask_backend)
-                results = dask_backend.grow_trees(client, X, args, states, boots, min_leaf, max_features, progress)
+                results = dask_backend.grow_trees(client, X, args, states, boots, min_leaf, max_features,
+                                                  self.split_sample, progress)
             else:
                 keys = _builder.feature_keys(X)  # integer ranks, radix-sorted per node, and each feature's mode
 
                 def grow(t):
                     return _builder.grow_one(X, keys, args, None if boots is None else boots[t], states[t:t + 1],
-                                             min_leaf, max_features)
+                                             min_leaf, max_features, self.split_sample)
 
                 # a Ctrl-C is a KeyboardInterrupt between trees (_interrupt.py)
                 n_jobs = min(_resolve_n_jobs(self.n_jobs), self.n_estimators)
