@@ -225,3 +225,25 @@ def test_knn_affinity_of_leaf_affinity_is_the_kernels_knn_graph():
         a = knn_affinity(leaf_affinity(leaves), k)
         b = knn_graph_from_neighbors(*leaf_knn(leaves, k), 150)
         assert (a != b).nnz == 0 and a.nnz == b.nnz
+
+
+def test_apply_agrees_with_a_plain_walk_of_the_tree_arrays():
+    """apply() routes blocks of samples in lockstep through a packed node table; a
+    one-sample-at-a-time walk of the public arrays gives the same leaves, for new
+    samples off the training values, ties at thresholds and a row count that is not a
+    multiple of the block."""
+    X, Y, layers, _ = _blobs(n=150)
+    f = HMLForest(n_estimators=7, random_state=2, split_sample=40).fit(X, Y, layers)
+    rng = np.random.default_rng(1)
+    new = np.vstack([X[:37] + rng.normal(scale=0.5, size=(37, X.shape[1])).astype(np.float32),
+                     np.tile(f.threshold_[f.children_left_ >= 0][:3, None], (1, X.shape[1]))])
+    want = np.empty((new.shape[0], 7), np.int32)
+    for t in range(7):
+        base = f.node_offset_[t]
+        for i, x in enumerate(new):
+            node = 0
+            while f.children_left_[base + node] != -1:
+                go_left = x[f.feature_[base + node]] < f.threshold_[base + node]
+                node = f.children_left_[base + node] if go_left else f.children_right_[base + node]
+            want[i, t] = f.leaf_id_[base + node]
+    np.testing.assert_array_equal(f.apply(new), want)

@@ -461,20 +461,60 @@ def grow_one(X, keys, tag_args, boot, state, min_leaf, max_features, split_sampl
     return out, leaf
 
 
+def route_table(node_offset, feature, threshold, left, right, leaf_id):
+    """The forest's nodes packed for routing: one 16-byte row per node, so a visit
+    touches one cache line instead of one per array (feature, threshold, children):
+    an int32 view (n_nodes, 4) holding [feature, threshold bits, left, right] at a split
+    and [-1 - leaf id, 0, 0, 0] at a leaf, children as indices into the table, and the
+    float32 view of the same memory (the threshold in column 1). Returns (ints, floats)."""
+    n_nodes = feature.shape[0]
+    table = np.zeros((n_nodes, 4), np.int32)
+    base = np.repeat(node_offset[:-1], np.diff(node_offset)).astype(np.int64)
+    split = left >= 0
+    table[:, 0] = np.where(split, feature, -1 - leaf_id)
+    table.view(np.float32)[:, 1] = np.where(split, threshold, np.float32(0))
+    table[:, 2] = np.where(split, left + base, 0)
+    table[:, 3] = np.where(split, right + base, 0)
+    return table, table.view(np.float32)
+
+
+APPLY_BLOCK = 32  # samples routed together through one tree (see apply_table)
+
+
 @nb.njit(parallel=True, cache=True)
-def apply_flat(X, node_offset, feature, threshold, left, right, leaf_id):
-    """Leaf index of every sample in every tree of a flattened forest."""
+def apply_table(X, node_offset, ti, tf):
+    """Leaf index of every sample in every tree, from ``route_table``'s views.
+
+    A block of ``APPLY_BLOCK`` samples goes through one tree in lockstep, one level
+    per round: the block's node loads are independent of each other, so their cache
+    misses overlap instead of each waiting for the last (one sample walking a deep
+    tree alone is a chain of dependent misses)."""
     n = X.shape[0]
     T = node_offset.shape[0] - 1
     out = np.empty((n, T), np.int32)
-    for i in nb.prange(n):
+    n_blocks = (n + APPLY_BLOCK - 1) // APPLY_BLOCK
+    for b in nb.prange(n_blocks):
+        i0 = b * APPLY_BLOCK
+        m = min(n, i0 + APPLY_BLOCK) - i0
+        cur = np.empty(APPLY_BLOCK, np.int64)
         for t in range(T):
-            base = node_offset[t]
-            node = 0
-            while left[base + node] != -1:
-                if X[i, feature[base + node]] < threshold[base + node]:
-                    node = left[base + node]
-                else:
-                    node = right[base + node]
-            out[i, t] = leaf_id[base + node]
+            for j in range(m):
+                cur[j] = node_offset[t]
+            active = m
+            while active > 0:
+                active = 0
+                for j in range(m):
+                    node = cur[j]
+                    f = ti[node, 0]
+                    if f >= 0:
+                        cur[j] = ti[node, 2] if X[i0 + j, f] < tf[node, 1] else ti[node, 3]
+                        active += 1
+            for j in range(m):
+                out[i0 + j, t] = -1 - ti[cur[j], 0]
     return out
+
+
+def apply_flat(X, node_offset, feature, threshold, left, right, leaf_id):
+    """Leaf index of every sample in every tree of a flattened forest (the arrays of
+    ``HMLForest``: per-tree node indices, ``node_offset`` the start of each tree)."""
+    return apply_table(X, node_offset, *route_table(node_offset, feature, threshold, left, right, leaf_id))
