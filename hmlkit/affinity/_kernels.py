@@ -11,6 +11,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from ..forest._prefetch import prefetch1d, prefetch2d
+
 
 def chunk_bounds(nq):
     """Split nq query rows into chunks for prange (a few per thread), so
@@ -64,6 +66,12 @@ def _count_row(q, query_leaves, members, offsets, self_index, counter, touched):
     T = query_leaves.shape[1]
     nt = 0
     for t in range(T):
+        # the leaf's offsets 8 trees ahead and its members 4 ahead (their offsets loaded by
+        # then): per tree a leaf is a random spot of arrays far larger than the caches
+        if t + 8 < T and query_leaves[q, t + 8] >= 0:
+            prefetch2d(offsets, t + 8, query_leaves[q, t + 8])
+        if t + 4 < T and query_leaves[q, t + 4] >= 0:
+            prefetch2d(members, t + 4, offsets[t + 4, query_leaves[q, t + 4]])
         l = query_leaves[q, t]
         if l < 0:
             continue

@@ -105,9 +105,10 @@ def affinity_measure_top(idx, w, Y, n_neighbors, n_top=10):
     if int(n_top) < 1:
         raise ValueError(f"n_top must be >= 1, got {n_top}")
     n_top = min(int(n_top), Y.shape[1])
-    Yf = sp.csr_matrix(Y, dtype=np.float64)
-    tags, scores = KC.affinity_measure_top_rows(idx, w, Yf.indptr.astype(np.int64), Yf.indices.astype(np.int64),
-                                                Yf.data, Y.shape[1], n_top, chunk_bounds(idx.shape[0]))
+    # check_Y keeps only stored 1s: the structure alone is the matrix (int32 tag indices:
+    # the neighbours' rows are random reads, so the fewer bytes the better)
+    tags, scores = KC.affinity_measure_top_rows(idx, w, Y.indptr.astype(np.int64), Y.indices.astype(np.int32),
+                                                Y.shape[1], n_top, chunk_bounds(idx.shape[0]))
     return tags, scores / n_neighbors
 
 

@@ -5,6 +5,7 @@ import numba as nb
 import numpy as np
 
 from ..affinity._kernels import push_top
+from ..forest._prefetch import prefetch1d
 
 
 @nb.njit(parallel=True, cache=True)
@@ -65,9 +66,10 @@ def local_neighbourhood_scores(query_leaves, members, offsets, self_index, y_ind
 
 
 @nb.njit(parallel=True, cache=True)
-def affinity_measure_top_rows(idx, w, y_indptr, y_indices, y_data, m, n_top, bounds):
+def affinity_measure_top_rows(idx, w, y_indptr, y_indices, m, n_top, bounds):
     """Eq. 13's AM scores kept sparse: each query's ``n_top`` best tags, from the tags
-    of its neighbours ``idx`` (-1: none) weighted by their affinity ``w``. A query
+    of its neighbours ``idx`` (-1: none) weighted by their affinity ``w``, the tags
+    given as the CSR structure of the 0/1 tag matrix (every stored entry a 1). A query
     costs its neighbours' tag counts, not m. Ties go to the lower tag index; the
     scores are not divided by kappa (the caller does). Returns (tags (q, n_top)
     int64, -1 pads; scores (q, n_top) float64, 0 pads)."""
@@ -79,6 +81,16 @@ def affinity_measure_top_rows(idx, w, y_indptr, y_indices, y_data, m, n_top, bou
         seen = np.zeros(m, np.bool_)
         touched = np.empty(m, np.int64)
         for q in range(bounds[c], bounds[c + 1]):
+            # the neighbours' row pointers two queries ahead and their tags one ahead: the
+            # neighbours are random rows of a tag matrix larger than the caches
+            if q + 2 < bounds[c + 1]:
+                for b in range(k):
+                    if idx[q + 2, b] >= 0:
+                        prefetch1d(y_indptr, idx[q + 2, b])
+            if q + 1 < bounds[c + 1]:
+                for b in range(k):
+                    if idx[q + 1, b] >= 0:
+                        prefetch1d(y_indices, y_indptr[idx[q + 1, b]])
             nt = 0
             for b in range(k):
                 j = idx[q, b]
@@ -90,7 +102,7 @@ def affinity_measure_top_rows(idx, w, y_indptr, y_indices, y_data, m, n_top, bou
                         seen[t] = True
                         touched[nt] = t
                         nt += 1
-                    acc[t] += w[q, b] * y_data[a]
+                    acc[t] += w[q, b]
             cnt = 0
             for a in range(nt):
                 t = touched[a]
