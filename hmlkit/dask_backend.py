@@ -139,10 +139,17 @@ def _chunks(client, n):
     return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
 
 
-def _apply_on_worker(forest, X_block):
-    from .forest._builder import apply_flat
+def _route_table(*forest_arrays):
+    from .forest._builder import route_table
 
-    return apply_flat(X_block, *forest.arrays)
+    return route_table(*forest_arrays)
+
+
+def _apply_on_worker(forest, X_block):
+    from .forest._builder import apply_table
+
+    # the packed node table is built once per worker, not once per block
+    return apply_table(X_block, forest.arrays[0], *forest.derived("route", _route_table))
 
 
 def apply(client, forest_arrays, X):

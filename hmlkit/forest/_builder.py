@@ -468,6 +468,8 @@ def route_table(node_offset, feature, threshold, left, right, leaf_id):
     and [-1 - leaf id, 0, 0, 0] at a leaf, children as indices into the table, and the
     float32 view of the same memory (the threshold in column 1). Returns (ints, floats)."""
     n_nodes = feature.shape[0]
+    if n_nodes >= 2**31:
+        raise ValueError(f"a forest of {n_nodes:,} nodes is too large to route (at most 2**31 - 1 nodes)")
     table = np.zeros((n_nodes, 4), np.int32)
     base = np.repeat(node_offset[:-1], np.diff(node_offset)).astype(np.int64)
     split = left >= 0
@@ -488,7 +490,9 @@ def apply_table(X, node_offset, ti, tf):
     A block of ``APPLY_BLOCK`` samples goes through one tree in lockstep, one level
     per round: the block's node loads are independent of each other, so their cache
     misses overlap instead of each waiting for the last (one sample walking a deep
-    tree alone is a chain of dependent misses)."""
+    tree alone is a chain of dependent misses). A sample that reaches its leaf leaves
+    the round robin, so a block costs the sum of its samples' depths, not its deepest
+    one times the block (unbalanced trees have leaves far deeper than the mean)."""
     n = X.shape[0]
     T = node_offset.shape[0] - 1
     out = np.empty((n, T), np.int32)
@@ -497,18 +501,24 @@ def apply_table(X, node_offset, ti, tf):
         i0 = b * APPLY_BLOCK
         m = min(n, i0 + APPLY_BLOCK) - i0
         cur = np.empty(APPLY_BLOCK, np.int64)
+        active = np.empty(APPLY_BLOCK, np.int64)
         for t in range(T):
             for j in range(m):
                 cur[j] = node_offset[t]
-            active = m
-            while active > 0:
-                active = 0
-                for j in range(m):
+                active[j] = j
+            n_active = m
+            while n_active > 0:
+                a = 0
+                while a < n_active:
+                    j = active[a]
                     node = cur[j]
                     f = ti[node, 0]
                     if f >= 0:
                         cur[j] = ti[node, 2] if X[i0 + j, f] < tf[node, 1] else ti[node, 3]
-                        active += 1
+                        a += 1
+                    else:  # at its leaf: the last active sample takes its place
+                        n_active -= 1
+                        active[a] = active[n_active]
             for j in range(m):
                 out[i0 + j, t] = -1 - ti[cur[j], 0]
     return out
