@@ -272,6 +272,11 @@ def format_table(ds, prefix=""):
                      + f"{e2e:>12.1f}" + f"{float(peak.sel(n=n)):>9.2f}")
     for step in ds["step"].values:
         lines.append(f"{'exp ' + step:>9}" + "".join(f"{float(ex.sel(step=step, stage=s)):>13.2f}" for s in stages))
+    ns = [int(v) for v in ds["n"].values]
+    if len(ns) > 2:  # the growth over the whole sweep (the issue's targets span 100k -> 1M)
+        over = [exponents([ns[0], ns[-1]], [float(t.sel(n=ns[0], stage=s)), float(t.sel(n=ns[-1], stage=s))])[0]
+                for s in stages]
+        lines.append(f"{f'exp {ns[0]}->{ns[-1]}':>9}" + "".join(f"{e:>13.2f}" for e in over))
     if prefix + "tag_time" in ds:
         lines.append(f"tags, at n = {ds.attrs.get(prefix + 'tags_n', '?'):,}:")
         for m in ds["n_tags"].values:
