@@ -119,7 +119,7 @@ def clear_counts(samples, start, end, k, ly_indptr, ly_indices, counts):
             counts[ly_indices[b]] = 0
 
 
-# the sweeps prefetch the tags of the position PF_AHEAD ahead in sort order on nodes whose
+# the hard sweep prefetches the tags of the position PF_AHEAD ahead in sort order on nodes whose
 # slots exceed the L2 cache (PF_FROM entries): visited in a feature's order, a large node's
 # positions are random accesses
 PF_AHEAD = 16
