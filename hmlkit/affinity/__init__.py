@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from . import _graph as G
 from . import _kernels as K
 
 
@@ -146,8 +147,20 @@ def knn_affinity(A, n_neighbors=20):
 def symmetric_graph(rows, cols, weights, n):
     """The one kNN-graph builder of the kit: directed kNN edges ``rows -> cols`` with
     ``weights`` made a symmetric ("or", max-weight) sparse (n, n) graph."""
-    W = sp.csr_matrix((np.asarray(weights, dtype=np.float64), (rows, cols)), shape=(n, n))
-    return W.maximum(W.T).tocsr()
+    rows = np.asarray(rows, dtype=np.int64).ravel()
+    cols = np.asarray(cols, dtype=np.int64).ravel()
+    w = np.asarray(weights, dtype=np.float64).ravel()
+    n = int(n)
+    if not rows.shape == cols.shape == w.shape:
+        raise ValueError(f"rows, cols and weights must have one length, got {rows.shape[0]}, {cols.shape[0]} "
+                         f"and {w.shape[0]}")
+    for name, v in (("rows", rows), ("cols", cols)):
+        if v.size and (v.min() < 0 or v.max() >= n):
+            raise ValueError(f"{name} must be node indices in [0, {n}), got values in [{v.min()}, {v.max()}]")
+    # max(S, S^T) in cache-friendly passes (``_graph``), the same matrix as scipy's
+    # csr_matrix((w, (rows, cols))).maximum(its transpose)
+    indptr, indices, data = G.symmetric_max(rows, cols, w, n)
+    return sp.csr_matrix((data, indices, indptr), shape=(n, n))
 
 
 def knn_graph_from_neighbors(idx, w, n):

@@ -1,0 +1,84 @@
+"""The symmetric kNN graph builder (``affinity.symmetric_graph``): the matrix
+scipy's ``W.maximum(W.T)`` gives, built in cache-friendly passes."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from hmlkit.affinity import knn_graph_from_neighbors, symmetric_graph
+from hmlkit.affinity import _graph
+
+
+def _scipy(rows, cols, w, n):
+    W = sp.csr_matrix((np.asarray(w, dtype=np.float64), (rows, cols)), shape=(n, n))
+    return W.maximum(W.T).tocsr()
+
+
+def _same(a, b):
+    a, b = a.tocsr(), b.tocsr()
+    a.sort_indices()
+    b.sort_indices()
+    assert a.shape == b.shape
+    assert np.array_equal(a.indptr, b.indptr)
+    assert np.array_equal(a.indices, b.indices)
+    np.testing.assert_allclose(a.data, b.data, rtol=0, atol=1e-12)
+
+
+def test_hand_made_graph():
+    # 0->1 (0.5), 1->0 (0.9): max 0.9 both ways; 2->0 only: mirrored; 1->2 twice: summed
+    g = symmetric_graph([0, 1, 2, 1, 1], [1, 0, 0, 2, 2], [0.5, 0.9, 0.3, 0.1, 0.2], 4)
+    expect = np.array([[0, 0.9, 0.3, 0], [0.9, 0, 0.3, 0], [0.3, 0.3, 0, 0], [0, 0, 0, 0]])
+    np.testing.assert_allclose(g.toarray(), expect, atol=1e-15)
+    assert g.has_sorted_indices or np.all(np.diff(g.indices[g.indptr[0]:g.indptr[1]]) > 0)
+
+
+@pytest.mark.parametrize("n, E, ordered", [(1, 0, True), (7, 30, False), (60, 500, True), (3000, 40000, False),
+                                           (5000, 60000, True), (300, 20000, False)])
+def test_matches_scipy_maximum(n, E, ordered):
+    """Random edge lists with duplicates, zero and negative weights (an absent edge is
+    0, so max(-w, absent) is not stored), rows in order or not, multi-bucket sizes."""
+    rng = np.random.default_rng(n + E)
+    rows = rng.integers(0, n, E)
+    if ordered:
+        rows = np.sort(rows)
+    cols = rng.integers(0, n, E)
+    w = rng.random(E)
+    w[::7] = 0.0
+    w[::11] *= -1.0
+    _same(symmetric_graph(rows, cols, w, n), _scipy(rows, cols, w, n))
+
+
+def test_knn_lists_graph_is_symmetric_and_matches_scipy():
+    rng = np.random.default_rng(3)
+    n, k = 2000, 10
+    idx = rng.integers(0, n, (n, k)).astype(np.int32)
+    idx[::13, -3:] = -1  # padded rows (fewer neighbours)
+    w = rng.random((n, k)).astype(np.float32)
+    g = knn_graph_from_neighbors(idx, w, n)
+    assert abs(g - g.T).max() == 0
+    mask = idx >= 0
+    rows = np.repeat(np.arange(n), k)[mask.ravel()]
+    _same(g, _scipy(rows, idx[mask], w[mask], n))
+
+
+def test_group_by_is_a_stable_sort():
+    rng = np.random.default_rng(0)
+    n, E = 70000, 200000  # 2**17 keys: 256 buckets of 256 keys
+    key = rng.integers(0, n, E)
+    other = np.arange(E)
+    ptr = np.empty(n + 1, np.int64)
+    o = np.empty(E, np.int32)
+    w = np.empty(E, np.float64)
+    _graph._group_by(key, other, other.astype(np.float64), n, ptr, o, w)
+    order = np.argsort(key, kind="stable")
+    assert np.array_equal(o, order) and np.array_equal(w, order)
+    assert np.array_equal(ptr, np.concatenate([[0], np.cumsum(np.bincount(key, minlength=n))]))
+
+
+@pytest.mark.parametrize("rows, cols, w, msg", [
+    ([0, 5], [1, 2], [1.0, 1.0], "rows must be node indices"),
+    ([0, 1], [-1, 2], [1.0, 1.0], "cols must be node indices"),
+    ([0, 1], [1], [1.0, 1.0], "one length"),
+])
+def test_bad_edges_are_refused(rows, cols, w, msg):
+    with pytest.raises(ValueError, match=msg):
+        symmetric_graph(rows, cols, w, 5)
