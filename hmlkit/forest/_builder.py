@@ -15,7 +15,7 @@ import numpy as np
 from ._criterion import (EPS_PURE, SLOTS_MAX, clear_counts, fold_size, layer_parent_stats, node_layer_tags,
                          soft_step_bounds, sweep_hard, sweep_soft)
 from ._keys import _sort_keys, dense_ranks, feature_keys  # noqa: F401 (feature_keys, dense_ranks: API)
-from ._prefetch import prefetch_ranks
+from ._prefetch import prefetch2d, prefetch_ranks
 from ._rng import rand_below
 
 
@@ -91,7 +91,7 @@ def _next_candidate(features, draw, n_known, max_features, rng_state, f_i, n_fou
 
 
 @nb.njit(cache=True, error_model="numpy")
-def search_node(X, R, mode_rank, mode_val, samples, start, end, features, draw, n_known, max_features, rng_state,
+def search_node(X, R, mode_rank, mode_val, samples, kidx, start, end, features, draw, n_known, max_features, rng_state,
                 keys, order, tmp, cnt, cpos, pos, skey, k, soft_mode, imp_S, sumS, sumsqS, n_lab, layer_ptr, nptr, ntag,
                 nrow, slots, nsoft, K, cS, PS, MS, W, c_swept, P_swept, M_swept, T, wstep, wmiss, min_leaf):
     """Best split of one node: (feature, threshold, gain, rank of the first
@@ -103,6 +103,10 @@ def search_node(X, R, mode_rank, mode_val, samples, start, end, features, draw, 
     growth rule, see below; ``features`` is permuted in place and its first
     ``n_known`` entries are known constant). ``draw`` False: try every
     entry of ``features`` in order (Algorithm 1 with a fixed candidate list).
+
+    ``kidx[a]`` is the column of R holding the keys of ``samples[a]`` (``samples`` itself,
+    or the rows of a local subtree's key block, see ``grow_tree``); X is read at
+    ``samples``.
 
     Each candidate is gathered (integer ranks), sorted and swept here, in
     one call per node: a call of a numba function costs reference-count
@@ -139,7 +143,7 @@ def search_node(X, R, mode_rank, mode_val, samples, start, end, features, draw, 
     f_j, n_visited, n_drawn_const, nxt = _next_candidate(features, draw, n_known, max_features, rng_state, f_i,
                                                          n_found, n_total, n_visited, n_drawn_const, 0)
     if f_j >= 0:
-        prefetch_ranks(R, features[f_j], samples, start, end)
+        prefetch_ranks(R, features[f_j], kidx, start, end)
     while f_j >= 0:
         f = features[f_j]
         # gather the node's integer keys on f, leaving out those equal to the
@@ -151,7 +155,7 @@ def search_node(X, R, mode_rank, mode_val, samples, start, end, features, draw, 
         m = 0
         g0 = 0
         for a in range(N):
-            v = R[f, samples[start + a]]
+            v = R[f, kidx[start + a]]
             keys[m] = v
             cpos[m] = a
             m += v != md
@@ -175,7 +179,7 @@ def search_node(X, R, mode_rank, mode_val, samples, start, end, features, draw, 
         f_j, n_visited, n_drawn_const, nxt = _next_candidate(features, draw, n_known, max_features, rng_state, f_i,
                                                              n_found, n_total, n_visited, n_drawn_const, nxt)
         if f_j >= 0:
-            prefetch_ranks(R, features[f_j], samples, start, end)
+            prefetch_ranks(R, features[f_j], kidx, start, end)
         if kmax <= kmin:
             continue
         srt = _sort_keys(keys, m, kmin, kmax, order, tmp, cnt)
@@ -199,6 +203,37 @@ def search_node(X, R, mode_rank, mode_val, samples, start, end, features, draw, 
             hi_val = mode_val[f] if a_hi < 0 else X[samples[start + a_hi], f]
             best_t = _midpoint(lo_val, hi_val)
     return best_f, best_t, best_gain, best_rank, n_found
+
+
+@nb.njit(cache=True)
+def float_keys(v):
+    """``float_key`` of every entry of the float32 array ``v``."""
+    bits = (v + np.float32(0.0)).view(np.uint32)
+    out = np.empty(v.shape[0], np.uint32)
+    for i in range(v.shape[0]):
+        b = bits[i]
+        out[i] = b ^ (((b >> 31) * np.uint32(0x7FFFFFFF)) | np.uint32(0x80000000))
+    return out
+
+
+@nb.njit(cache=True)
+def fill_local_keys(X, samples, start, end, L, loc):
+    """The keys of a local subtree: L[f, j] = float_key(X[samples[start + j], f]), and
+    loc[start + j] = j. Each sample's row of X is read whole, front to back."""
+    d = X.shape[1]
+    for j in range(end - start):
+        s = samples[start + j]
+        if j + 1 < end - start:
+            nxt = samples[start + j + 1]
+            for c in range(0, d, 16):
+                prefetch2d(X, nxt, c)
+        loc[start + j] = j
+        bits = X[s].view(np.uint32)
+        for f in range(d):
+            b = bits[f]
+            if b == np.uint32(0x80000000):  # -0.0 is +0.0
+                b = np.uint32(0)
+            L[f, j] = b ^ (((b >> 31) * np.uint32(0x7FFFFFFF)) | np.uint32(0x80000000))
 
 
 @nb.njit(cache=True)
@@ -303,7 +338,7 @@ def best_split_over(X, R, mode_rank, mode_val, samples, features, n_layers, ly_i
     K = node_layer_tags(samples, 0, n, k, layer_ptr, ly_indptr, ly_indices, has_layer, soft_mode, soft_pos, soft_neg,
                         ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft)
     best_f, best_t, best_gain, _, _ = search_node(
-        X, R, mode_rank, mode_val, samples, 0, n, features, False, 0, 0, np.zeros(1, np.uint64), ws.keys, ws.order,
+        X, R, mode_rank, mode_val, samples, samples, 0, n, features, False, 0, 0, np.zeros(1, np.uint64), ws.keys, ws.order,
         ws.tmp, ws.cnt, ws.cpos, ws.pos, ws.skey, k, soft_mode, imp, sumS, sumsq, n_lab, layer_ptr, ws.nptr, ws.ntag,
         ws.nrow, ws.slots, ws.nsoft, K, ws.cS, ws.PS, ws.MS, ws.W, ws.c_swept, ws.P_swept, ws.M_swept, ws.T, ws.wstep,
         ws.wmiss, min_leaf)
@@ -313,7 +348,8 @@ def best_split_over(X, R, mode_rank, mode_val, samples, features, n_layers, ly_i
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
 def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_layer, soft_pos,
-              soft_neg, use_soft, ignore_untagged, min_leaf, max_features, rng_state, train_leaf, split_sample=0):
+              soft_neg, use_soft, ignore_untagged, min_leaf, max_features, rng_state, train_leaf, split_sample=0,
+              local_size=0):
     """Grow one HML-tree depth-first on ``samples`` (permuted in place).
 
     ``R``, ``mode_rank``, ``mode_val`` = feature_keys(X); R is feature-major:
@@ -333,6 +369,15 @@ def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indice
     threshold; a node whose subsample finds no split searches all its samples.
     Smaller nodes, hence every tree on at most ``split_sample`` samples, are
     exact. Features found constant on a subsample are not taken as constant below.
+
+    ``local_size`` > 0: a node of at most that many samples (and exact) roots a local
+    subtree. Its samples' keys on every feature are copied once into a block L (d,
+    local_size) by ``fill_local_keys``, each sample's row of X read whole, front to back;
+    the nodes of the subtree gather from that block, which stays in cache, instead of
+    from R, where below the top levels every gathered key is a cache miss of its own (a
+    node's samples lie far apart in each (n,)-long row). The keys are X's float bits
+    made order-preserving (``float_keys``): they order and tie as the ranks do, so the
+    subtree, hence the tree, is the same whatever ``local_size``.
     """
     n = samples.shape[0]
     d = X.shape[1]
@@ -346,6 +391,13 @@ def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indice
                     soft_rows(samples, n_layers, has_layer, use_soft))
     features = np.arange(d).astype(np.int64)
     sub = np.empty(split_sample if 0 < split_sample < n else 0, np.int64)
+    # the keys of the current local subtree (see the docstring): L[f, j] of its j-th sample,
+    # loc[a] the row of L of samples[a] for a in [lo_start, lo_end)
+    L = np.empty((d, local_size), np.uint32)
+    loc = np.empty(n if local_size > 0 else 0, np.int64)
+    mode_key = float_keys(mode_val)
+    lo_start = 0
+    lo_end = 0
     st_start = np.empty(cap, np.int64)
     st_end = np.empty(cap, np.int64)
     st_parent = np.empty(cap, np.int64)
@@ -378,6 +430,12 @@ def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indice
         best_t = np.float32(0.0)
         best_rank = np.uint32(0)
         by_value = False
+        local = lo_start <= start and end <= lo_end
+        if not local and 2 * min_leaf <= N <= local_size and not 0 < split_sample < N:
+            fill_local_keys(X, samples, start, end, L, loc)
+            lo_start = start
+            lo_end = end
+            local = True
         # a large node searches a subsample first; an exact node, or one whose subsample
         # found no split, searches all its samples
         for sampled in (True, False):
@@ -393,11 +451,18 @@ def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indice
             if k >= 0:
                 K = node_layer_tags(src, s0, s1, k, layer_ptr, ly_indptr, ly_indices, has_layer, soft_mode,
                                     soft_pos, soft_neg, ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft)
-                best_f, best_t, _, best_rank, n_found = search_node(
-                    X, R, mode_rank, mode_val, src, s0, s1, features, True, n_known, max_features,
-                    rng_state, ws.keys, ws.order, ws.tmp, ws.cnt, ws.cpos, ws.pos, ws.skey, k, soft_mode, imp, sumS,
-                    sumsq, n_lab, layer_ptr, ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft, K, ws.cS, ws.PS, ws.MS, ws.W,
-                    ws.c_swept, ws.P_swept, ws.M_swept, ws.T, ws.wstep, ws.wmiss, min_leaf)
+                if local:  # one call site per key array: R and L may differ in dtype
+                    best_f, best_t, _, best_rank, n_found = search_node(
+                        X, L, mode_key, mode_val, src, loc, s0, s1, features, True, n_known, max_features,
+                        rng_state, ws.keys, ws.order, ws.tmp, ws.cnt, ws.cpos, ws.pos, ws.skey, k, soft_mode, imp,
+                        sumS, sumsq, n_lab, layer_ptr, ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft, K, ws.cS, ws.PS,
+                        ws.MS, ws.W, ws.c_swept, ws.P_swept, ws.M_swept, ws.T, ws.wstep, ws.wmiss, min_leaf)
+                else:
+                    best_f, best_t, _, best_rank, n_found = search_node(
+                        X, R, mode_rank, mode_val, src, src, s0, s1, features, True, n_known, max_features,
+                        rng_state, ws.keys, ws.order, ws.tmp, ws.cnt, ws.cpos, ws.pos, ws.skey, k, soft_mode, imp,
+                        sumS, sumsq, n_lab, layer_ptr, ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft, K, ws.cS, ws.PS,
+                        ws.MS, ws.W, ws.c_swept, ws.P_swept, ws.M_swept, ws.T, ws.wstep, ws.wmiss, min_leaf)
                 clear_counts(src, s0, s1, k, ly_indptr, ly_indices, ws.cS)
             if best_f >= 0:
                 if sampled:  # constant on the subsample is not constant on the node
@@ -419,16 +484,32 @@ def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indice
         n_left = 0
         n_right = 0
         buf = ws.tmp
-        for a in range(start, end):
-            s = samples[a]
-            # below the first right sample's rank is below the threshold when that sample is the
-            # node's; a subsampled node cuts by the threshold itself
-            if (X[s, best_f] < best_t) if by_value else (R[best_f, s] < best_rank):
-                samples[start + n_left] = s
-                n_left += 1
-            else:
-                buf[n_right] = s
-                n_right += 1
+        if local:  # the local rows move with their samples
+            lbuf = ws.order
+            for a in range(start, end):
+                s = samples[a]
+                j = loc[a]
+                if L[best_f, j] < best_rank:
+                    samples[start + n_left] = s
+                    loc[start + n_left] = j
+                    n_left += 1
+                else:
+                    buf[n_right] = s
+                    lbuf[n_right] = j
+                    n_right += 1
+            for a in range(n_right):
+                loc[start + n_left + a] = lbuf[a]
+        else:
+            for a in range(start, end):
+                s = samples[a]
+                # below the first right sample's rank is below the threshold when that sample is the
+                # node's; a subsampled node cuts by the threshold itself
+                if (X[s, best_f] < best_t) if by_value else (R[best_f, s] < best_rank):
+                    samples[start + n_left] = s
+                    n_left += 1
+                else:
+                    buf[n_right] = s
+                    n_right += 1
         mid = start + n_left
         for a in range(n_right):
             samples[mid + a] = buf[a]
@@ -449,15 +530,32 @@ def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indice
             right[:n_nodes].copy(), leaf_id[:n_nodes].copy(), n_leaves)
 
 
-def grow_one(X, keys, tag_args, boot, state, min_leaf, max_features, split_sample=None):
+# bytes of a local subtree's key block (d x local_size uint32, see grow_tree): small enough to
+# stay in the L2 cache while its subtree is grown
+LOCAL_BYTES = 1 << 20
+
+
+def local_size_for(d):
+    """The ``local_size`` of ``grow_tree`` for d features: as many samples as a key block
+    of ``LOCAL_BYTES`` holds, 0 (no local subtrees) when that is fewer than 16."""
+    size = LOCAL_BYTES // (4 * max(int(d), 1))
+    return size if size >= 16 else 0
+
+
+def grow_one(X, keys, tag_args, boot, state, min_leaf, max_features, split_sample=None, local_size=None):
     """One tree of a fit, as every path grows it (local threads, a Dask worker):
     on all samples, or on the sorted bootstrap draw ``boot``, from the one-element
-    seed ``state`` (copied); ``split_sample`` as in ``grow_tree`` (None: exact).
+    seed ``state`` (copied); ``split_sample`` and ``local_size`` as in ``grow_tree``
+    (``split_sample`` None: exact; ``local_size`` None: ``local_size_for(d)``). The
+    tree is the same whatever ``local_size``.
     Returns (tree arrays, train leaf (n,) int32, -1 outside ``boot``)."""
     n = X.shape[0]
+    if local_size is None:
+        local_size = local_size_for(X.shape[1])
     samples = (np.arange(n) if boot is None else boot).astype(np.int64)
     leaf = np.full(n, -1, np.int32)
-    out = grow_tree(X, *keys, samples, *tag_args, min_leaf, max_features, state.copy(), leaf, int(split_sample or 0))
+    out = grow_tree(X, *keys, samples, *tag_args, min_leaf, max_features, state.copy(), leaf, int(split_sample or 0),
+                    int(local_size))
     return out, leaf
 
 

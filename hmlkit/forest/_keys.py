@@ -121,6 +121,9 @@ def _feature_keys(X, R, mode_rank, mode_val):
             mode_val[f] = X[first, f]
 
 
+SIGN64 = np.int64(-(2**63))
+
+
 @nb.njit(cache=True)
 def _sort_keys(keys, N, kmin, kmax, order, tmp, cnt):
     """An order of keys[:N] (uint32 ranks) into ``order``, by node size and
@@ -170,9 +173,11 @@ def _sort_keys(keys, N, kmin, kmax, order, tmp, cnt):
         # quicksort of (key - kmin, position) packed in one int64: primitive compares, no
         # indirection through ``keys`` and no allocation, as np.argsort had (the sort phase
         # measured 110-175 cycles per key at these sizes with it); the position in the low
-        # bits breaks ties, so this branch keeps the gathered order too
+        # bits breaks ties, so this branch keeps the gathered order too; the sign bit is
+        # flipped so that a key offset of 2**31 or more (the float keys of a local subtree,
+        # see grow_tree) still sorts as unsigned
         for a in range(N):
-            tmp[a] = (np.int64(keys[a] - kmin) << 32) | a
+            tmp[a] = ((np.int64(keys[a] - kmin) << 32) | a) ^ SIGN64
         tmp[:N].sort()
         for a in range(N):
             order[a] = tmp[a] & 0xFFFFFFFF

@@ -1,0 +1,122 @@
+"""Local subtree keys (``grow_tree``'s ``local_size``): a node of at most that many samples
+copies its samples' keys into a small feature-major block, read whole row by row from X,
+and its subtree searches that block instead of the (d, n) ranks. The keys are the float
+bits made order-preserving, which order and tie exactly as the dense ranks: the trees must
+be the same bits whatever ``local_size``."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from hmlkit.data import make_synthetic
+from hmlkit.forest import _builder
+from hmlkit.forest._tagdata import build_tag_arrays
+from hmlkit.tags import soft_tag_confidences
+
+
+def _grow(X, Y, layers, local_size, soft=True, ignore_untagged=True, samples=None, split_sample=0, seed=7,
+          max_features=3):
+    tags = build_tag_arrays(sp.csr_matrix(Y), layers,
+                            soft_tag_confidences(sp.csr_matrix(Y), layers) if soft and len(layers) > 1 else None,
+                            ignore_untagged=ignore_untagged)
+    n = X.shape[0]
+    samples = np.arange(n, dtype=np.int64) if samples is None else samples.copy()
+    leaf = np.full(n, -1, np.int32)
+    out = _builder.grow_tree(X, *_builder.feature_keys(X), samples, *tags.kernel_args(), 3, max_features,
+                             np.array([seed], np.uint64), leaf, split_sample, local_size)
+    return out, leaf
+
+
+def _assert_same(a, b):
+    for x, y in zip(a[0][:5], b[0][:5]):
+        np.testing.assert_array_equal(x, y)
+    assert a[0][5] == b[0][5]
+    np.testing.assert_array_equal(a[1], b[1])
+
+
+def _tied_features(n, d, seed):
+    """Features with ties, negative values, both zeros and a mode (sparse columns)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)).astype(np.float32)
+    X[:, 0] = np.round(X[:, 0])  # few distinct values
+    X[rng.random(n) < 0.6, 1] = 0.0  # a sparse feature: its mode is 0
+    X[rng.random(n) < 0.3, 1] = -0.0  # the same value, other bits
+    X[:, 2] = -np.abs(X[:, 2])  # negative only
+    X[rng.random(n) < 0.5, 3] = -1.5  # a negative mode
+    return X
+
+
+@pytest.mark.parametrize("profile", ["trecvid", "nuswide"])
+@pytest.mark.parametrize("local_size", [6, 40, 300, 5000])
+def test_same_tree_whatever_local_size(profile, local_size):
+    D = make_synthetic(profile, n_samples=700, random_state=1)
+    X = np.ascontiguousarray(D.X[:, :40], dtype=np.float32)
+    Y = D.Y.toarray()
+    layers = [np.asarray(l) for l in D.layers]
+    for soft, ignore in ((True, True), (False, False)):
+        exact = _grow(X, Y, layers, 0, soft=soft, ignore_untagged=ignore)
+        _assert_same(_grow(X, Y, layers, local_size, soft=soft, ignore_untagged=ignore), exact)
+
+
+@pytest.mark.parametrize("local_size", [8, 64, 1000])
+def test_same_tree_with_ties_signed_zeros_and_modes(local_size):
+    rng = np.random.default_rng(3)
+    n = 500
+    X = _tied_features(n, 8, 3)
+    Y = (rng.random((n, 6)) < 0.3).astype(np.uint8)
+    Y[:, 0] |= (X[:, 0] > 0).astype(np.uint8)
+    layers = [np.arange(2), np.arange(2, 6)]
+    for mf in (1, 8):
+        _assert_same(_grow(X, Y, layers, local_size, max_features=mf), _grow(X, Y, layers, 0, max_features=mf))
+
+
+def test_same_tree_on_a_bootstrap_draw_and_with_split_sample():
+    """Duplicated samples get a row of the block each; nodes above ``split_sample`` search a
+    subsample of the global keys, the block starts below it."""
+    rng = np.random.default_rng(5)
+    n = 800
+    X = _tied_features(n, 10, 5)
+    Y = (rng.random((n, 7)) < 0.25).astype(np.uint8)
+    layers = [np.arange(3), np.arange(3, 7)]
+    boot = np.sort(rng.integers(0, n, n)).astype(np.int64)
+    _assert_same(_grow(X, Y, layers, 120, samples=boot), _grow(X, Y, layers, 0, samples=boot))
+    for ss in (50, 200):
+        _assert_same(_grow(X, Y, layers, 400, split_sample=ss), _grow(X, Y, layers, 0, split_sample=ss))
+
+
+def test_local_keys_order_and_tie_as_the_dense_ranks():
+    rng = np.random.default_rng(0)
+    X = _tied_features(300, 6, 0)
+    X[:7, 4] = [np.inf, -np.inf, 0.0, -0.0, np.float32(1e-45), -np.float32(1e-45), 3.0]
+    R = _builder.feature_keys(X)[0].astype(np.int64)
+    samples = rng.permutation(300).astype(np.int64)
+    L = np.empty((6, 300), np.uint32)
+    loc = np.full(300, -1, np.int64)
+    _builder.fill_local_keys(X, samples, 0, 300, L, loc)
+    np.testing.assert_array_equal(loc, np.arange(300))
+    for f in range(6):
+        r = R[f, samples]
+        k = L[f].astype(np.int64)
+        # same order and same ties: comparing any two samples by key or by rank agrees
+        np.testing.assert_array_equal(np.sign(k[:, None] - k[None, :]), np.sign(r[:, None] - r[None, :]))
+    np.testing.assert_array_equal(_builder.float_keys(X[samples, 1]), L[1])
+    # a slice of the samples fills rows from 0, with loc giving each position's row
+    _builder.fill_local_keys(X, samples, 100, 140, L, loc)
+    np.testing.assert_array_equal(loc[100:140], np.arange(40))
+    np.testing.assert_array_equal(L[:, :40], _builder.float_keys(X[samples[100:140]].ravel()).reshape(40, 6).T)
+
+
+def test_default_local_size_is_used_by_the_estimator_and_keeps_its_trees():
+    from hmlkit import HMLForest
+
+    D = make_synthetic("trecvid", n_samples=600, random_state=0)
+    assert _builder.local_size_for(D.X.shape[1]) > 0
+    a = HMLForest(n_estimators=4, random_state=3).fit(D.X, D.Y, D.layers)
+    old = _builder.LOCAL_BYTES
+    try:
+        _builder.LOCAL_BYTES = 0
+        assert _builder.local_size_for(D.X.shape[1]) == 0
+        b = HMLForest(n_estimators=4, random_state=3).fit(D.X, D.Y, D.layers)
+    finally:
+        _builder.LOCAL_BYTES = old
+    for name in ("feature_", "threshold_", "children_left_", "children_right_", "leaf_id_", "train_leaves_"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
