@@ -42,8 +42,7 @@ bench: install
 clean: clean-numba
 	rm -rf $(VENV) results .pytest_cache
 
-# numba's on-disk cache keys each function on its own file's time stamp only: a kernel
-# that calls (and inlines) one of another file keeps the old callee after that file is
-# edited. Run this after editing a kernel.
+# numba's cache files of the package (import hmlkit drops them itself when a source
+# changes, see hmlkit/_numba_cache.py)
 clean-numba:
 	find hmlkit -name '*.nbi' -delete -o -name '*.nbc' -delete

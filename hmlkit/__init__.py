@@ -6,6 +6,10 @@ missing-tag completion (``HMLTagCompleter``), after Wang, Zhu & Gong,
 """
 __version__ = "0.1.0"
 
+from ._numba_cache import refresh as _refresh_numba_cache
+
+_refresh_numba_cache()  # before any kernel is loaded from numba's cache (see _numba_cache)
+
 _LAZY = {
     "HMLForest": "hmlkit.forest",
     "HMLClustering": "hmlkit.cluster",

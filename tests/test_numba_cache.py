@@ -1,0 +1,48 @@
+"""The package's numba cache is dropped when any source changes (``hmlkit._numba_cache``)."""
+import os
+
+import pytest
+
+from hmlkit._numba_cache import STAMP, refresh, sources_digest
+
+
+def _tree(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "sub" / "b.py").write_text("y = 2\n")
+    for f in ("__pycache__/a.f-1.py311.nbi", "__pycache__/a.f-1.py311.1.nbc", "sub/__pycache__/b.g-3.py311.nbi"):
+        p = tmp_path / f
+        p.parent.mkdir(exist_ok=True)
+        p.write_bytes(b"cache")
+
+
+def _caches(root):
+    return sorted(p.name for p in root.rglob("*.nb*"))
+
+
+def test_cache_kept_while_sources_are_unchanged_and_dropped_when_one_changes(tmp_path):
+    _tree(tmp_path)
+    assert refresh(tmp_path) == 3  # no stamp yet: caches of unknown sources go
+    assert (tmp_path / "__pycache__" / STAMP).read_text() == sources_digest(tmp_path)
+    (tmp_path / "__pycache__" / "a.f-1.py311.nbi").write_bytes(b"new")
+    assert refresh(tmp_path) == 0 and _caches(tmp_path) == ["a.f-1.py311.nbi"]
+    # an edit of another file than the cached function's drops it too
+    (tmp_path / "sub" / "b.py").write_text("y = 3\n")
+    assert refresh(tmp_path) == 1 and _caches(tmp_path) == []
+    assert refresh(tmp_path) == 0
+    # a new file, or a renamed one, changes the digest
+    d = sources_digest(tmp_path)
+    os.rename(tmp_path / "a.py", tmp_path / "c.py")
+    assert sources_digest(tmp_path) != d
+
+
+def test_unwritable_package_is_left_alone(tmp_path):
+    _tree(tmp_path)
+    os.chmod(tmp_path / "__pycache__", 0o500)
+    try:
+        if os.access(tmp_path / "__pycache__", os.W_OK):
+            pytest.skip("running as root: file modes do not stop writes")
+        assert refresh(tmp_path) == 0
+        assert len(_caches(tmp_path)) == 3
+    finally:
+        os.chmod(tmp_path / "__pycache__", 0o700)
