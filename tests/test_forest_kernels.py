@@ -303,6 +303,27 @@ def test_sort_keys_every_branch_orders_the_keys(N, span):
     assert np.array_equal(out, np.argsort(keys[:N], kind="stable"))
 
 
+@pytest.mark.parametrize("N, span", [(1, 1), (10, 5), (10, 5000), (20, 100000), (32, 10**6), (33, 10**6), (100, 50),
+                                     (100, 5000), (400, 100000), (512, 2**32 - 8), (30, 2**32 - 8), (300, 40),
+                                     (3000, 2000), (3000, 10**6), (3000, 2**31)])
+def test_sort_node_keys_gives_positions_and_keys_in_stable_key_order(N, span):
+    from hmlkit.forest._keys import sort_node_keys
+
+    rng = np.random.default_rng(N + span)
+    cap = 4096
+    keys = np.zeros(cap, np.uint32)
+    keys[:N] = 7 + rng.integers(0, span, N, dtype=np.int64).astype(np.uint32)
+    keys[: N // 3] = keys[N // 3: 2 * (N // 3)]  # ties
+    cpos = np.sort(rng.choice(10 * cap, cap, replace=False)).astype(np.int64)  # ascending, as gathered
+    order, tmp = np.empty(cap, np.int64), np.empty(cap, np.int64)
+    cnt = np.zeros(cap + 1, np.int64)
+    pos, skey = np.full(cap, -1, np.int64), np.zeros(cap, np.uint32)
+    sort_node_keys(keys, cpos, N, keys[:N].min(), keys[:N].max(), order, tmp, cnt, pos, skey)
+    ref = np.argsort(keys[:N], kind="stable")
+    np.testing.assert_array_equal(pos[:N], cpos[ref])
+    np.testing.assert_array_equal(skey[:N], keys[ref])
+
+
 def test_dense_ranks_match_scipy_and_both_key_widths_grow_the_same_tree():
     """dense_ranks is scipy's dense ranking minus one, stored as uint16 up to
     65536 samples (uint32 beyond); a tree grown on uint32 keys is the same."""

@@ -14,7 +14,7 @@ import numpy as np
 
 from ._criterion import (EPS_PURE, SLOTS_MAX, clear_counts, fold_size, layer_parent_stats, node_layer_tags,
                          soft_step_bounds, sweep_hard, sweep_soft)
-from ._keys import _sort_keys, dense_ranks, feature_keys  # noqa: F401 (feature_keys, dense_ranks: API)
+from ._keys import _sort_keys, dense_ranks, feature_keys, sort_node_keys  # noqa: F401 (_sort_keys, feature_keys, dense_ranks: API)
 from ._prefetch import prefetch2d, prefetch_ranks
 from ._rng import rand_below
 
@@ -182,11 +182,7 @@ def search_node(X, R, mode_rank, mode_val, samples, kidx, start, end, features, 
             prefetch_ranks(R, features[f_j], kidx, start, end)
         if kmax <= kmin:
             continue
-        srt = _sort_keys(keys, m, kmin, kmax, order, tmp, cnt)
-        for p in range(m):
-            i = srt[p]
-            pos[p] = cpos[i]
-            skey[p] = keys[i]
+        sort_node_keys(keys, cpos, m, kmin, kmax, order, tmp, cnt, pos, skey)
         if soft_mode:
             gain, nl = sweep_soft(N, m, g0, pos, skey, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, MS, W, P_swept,
                                   M_swept, T, min_leaf, imp_S, best_gain, nlabS, wstep, wmiss, SW, C2, margin)
