@@ -19,12 +19,16 @@ STAMP = "numba_sources.sha1"
 
 
 def sources_digest(root):
-    """SHA-1 of every ``.py`` file under ``root``, names and contents."""
+    """SHA-1 of the ``.py`` files under ``root`` that use numba (only those hold kernels, or
+    the intrinsics kernels inline), names and contents: an edit elsewhere keeps the cache."""
     h = hashlib.sha1()
     for f in sorted(Path(root).rglob("*.py")):
+        text = f.read_bytes()
+        if b"numba" not in text:
+            continue
         h.update(f.relative_to(root).as_posix().encode())
         h.update(b"\0")
-        h.update(f.read_bytes())
+        h.update(text)
     return h.hexdigest()
 
 

@@ -116,8 +116,11 @@ def measure(n, trees=100, n_tags=None, n_features=None, n_clusters=30, n_neighbo
         return D
 
     # every stage once on a small problem first, so that no timed stage includes compiling
-    # or loading its numba kernels from the disk cache
-    pipeline(2000, 2, lambda name, fn, on_cluster=False: fn(), True)
+    # or loading its numba kernels from the disk cache; the tag graph's index searches too,
+    # which "auto" takes only from 20,000 samples
+    small = pipeline(2000, 2, lambda name, fn, on_cluster=False: fn(), True)
+    for algorithm in ("inverted", "window"):
+        cosine_knn_graph(small.Y, n_neighbors, algorithm=algorithm)
     D = pipeline(n, trees, stage, client is None)
     out.update(n_features=int(D.n_features), n_tags=int(D.n_tags), tags_per_sample=D.Y.nnz / D.n_samples)
     if client is not None:  # the later stages run the same local code as the local measurement

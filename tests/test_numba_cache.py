@@ -8,8 +8,9 @@ from hmlkit._numba_cache import STAMP, refresh, sources_digest
 
 def _tree(tmp_path):
     (tmp_path / "sub").mkdir()
-    (tmp_path / "a.py").write_text("x = 1\n")
-    (tmp_path / "sub" / "b.py").write_text("y = 2\n")
+    (tmp_path / "a.py").write_text("import numba\nx = 1\n")
+    (tmp_path / "sub" / "b.py").write_text("import numba\ny = 2\n")
+    (tmp_path / "sub" / "plain.py").write_text("z = 1\n")
     for f in ("__pycache__/a.f-1.py311.nbi", "__pycache__/a.f-1.py311.1.nbc", "sub/__pycache__/b.g-3.py311.nbi"):
         p = tmp_path / f
         p.parent.mkdir(exist_ok=True)
@@ -27,7 +28,9 @@ def test_cache_kept_while_sources_are_unchanged_and_dropped_when_one_changes(tmp
     (tmp_path / "__pycache__" / "a.f-1.py311.nbi").write_bytes(b"new")
     assert refresh(tmp_path) == 0 and _caches(tmp_path) == ["a.f-1.py311.nbi"]
     # an edit of another file than the cached function's drops it too
-    (tmp_path / "sub" / "b.py").write_text("y = 3\n")
+    (tmp_path / "sub" / "plain.py").write_text("z = 2\n")  # no numba: no kernel, the cache stays
+    assert refresh(tmp_path) == 0 and _caches(tmp_path) == ["a.f-1.py311.nbi"]
+    (tmp_path / "sub" / "b.py").write_text("import numba\ny = 3\n")
     assert refresh(tmp_path) == 1 and _caches(tmp_path) == []
     assert refresh(tmp_path) == 0
     # a new file, or a renamed one, changes the digest
