@@ -287,8 +287,8 @@ def test_min_samples_leaf_respected():
 @pytest.mark.parametrize("N, span", [(10, 5), (10, 5000), (20, 100000), (100, 50), (100, 5000), (400, 100000), (300, 40),
                                      (3000, 2000), (3000, 10**6), (3000, 2**31)])
 def test_sort_keys_every_branch_orders_the_keys(N, span):
-    """Counting sort (small key range), insertion sort (tiny nodes), quicksort
-    (mid-size) and LSD radix (large nodes) all return the stable order of the keys."""
+    """Counting sort (small key range) and LSD radix (the rest; insertion sort and the
+    quicksort are ``sort_node_keys``'s, tested below) return the stable order of the keys."""
     rng = np.random.default_rng(N + span)
     cap = 4096
     keys = np.zeros(cap, np.uint32)

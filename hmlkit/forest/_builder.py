@@ -14,8 +14,9 @@ import numpy as np
 
 from ._criterion import (EPS_PURE, SLOTS_MAX, clear_counts, fold_size, layer_parent_stats, node_layer_tags,
                          soft_step_bounds, sweep_hard, sweep_soft)
-from ._keys import _sort_keys, dense_ranks, feature_keys, sort_node_keys  # noqa: F401 (_sort_keys, feature_keys, dense_ranks: API)
-from ._prefetch import prefetch2d, prefetch_ranks
+from ._keys import _sort_keys, dense_ranks, feature_keys  # noqa: F401 (feature_keys, dense_ranks, _sort_keys: API)
+from ._keys import fill_local_keys, float_keys, sort_node_keys
+from ._prefetch import prefetch_ranks
 from ._rng import rand_below
 
 
@@ -199,46 +200,6 @@ def search_node(X, R, mode_rank, mode_val, samples, kidx, start, end, features, 
             hi_val = mode_val[f] if a_hi < 0 else X[samples[start + a_hi], f]
             best_t = _midpoint(lo_val, hi_val)
     return best_f, best_t, best_gain, best_rank, n_found
-
-
-@nb.njit(cache=True)
-def float_keys(v):
-    """``float_key`` of every entry of the float32 array ``v``."""
-    bits = (v + np.float32(0.0)).view(np.uint32)
-    out = np.empty(v.shape[0], np.uint32)
-    for i in range(v.shape[0]):
-        b = bits[i]
-        out[i] = b ^ (((b >> 31) * np.uint32(0x7FFFFFFF)) | np.uint32(0x80000000))
-    return out
-
-
-LOCAL_FILL_BLOCK = 16  # samples transposed together by fill_local_keys: one cache line of L per feature
-
-
-@nb.njit(cache=True)
-def fill_local_keys(X, samples, start, end, L, loc):
-    """The keys of a local subtree: L[f, j] = float key of X[samples[start + j], f] (see
-    ``float_keys``), and loc[start + j] = j. Samples go in blocks of ``LOCAL_FILL_BLOCK``
-    whose rows of X are read front to back together, so that each write fills a whole
-    cache line of L (one sample at a time wrote a line per feature, measured at 12
-    cycles per key against 1 MiB blocks)."""
-    d = X.shape[1]
-    N = end - start
-    bits = X.view(np.uint32)
-    B = LOCAL_FILL_BLOCK
-    for j0 in range(0, N, B):
-        w = min(B, N - j0)
-        for jj in range(w):
-            loc[start + j0 + jj] = j0 + jj
-        for jj in range(min(B, N - j0 - w)):  # the next block's rows
-            nxt = samples[start + j0 + w + jj]
-            for c in range(0, d, 16):
-                prefetch2d(X, nxt, c)
-        for f in range(d):
-            for jj in range(w):
-                b = bits[samples[start + j0 + jj], f]
-                b = np.uint32(0) if b == np.uint32(0x80000000) else b  # -0.0 is +0.0
-                L[f, j0 + jj] = b ^ (((b >> 31) * np.uint32(0x7FFFFFFF)) | np.uint32(0x80000000))
 
 
 @nb.njit(cache=True)

@@ -1,9 +1,12 @@
 """The integer keys of the split search (numba): dense ranks of every feature,
-each feature's mode, and the per-node sort of a feature's keys."""
+each feature's mode, the float keys of a local subtree's block, and the per-node
+sort of a feature's keys."""
 from __future__ import annotations
 
 import numba as nb
 import numpy as np
+
+from ._prefetch import prefetch2d
 
 
 def dense_ranks(X):
@@ -32,6 +35,52 @@ def feature_keys(X):
     return R, mode_rank, mode_val
 
 
+@nb.njit(cache=True, inline="always")
+def float_key(b):
+    """The order-preserving uint32 key of the float32 whose bits are ``b`` (no NaN):
+    keys order as the values do, and equal values share a key (-0.0 is taken as +0.0),
+    so keys order and tie exactly as the dense ranks."""
+    b = np.uint32(0) if b == np.uint32(0x80000000) else b
+    return b ^ (((b >> 31) * np.uint32(0x7FFFFFFF)) | np.uint32(0x80000000))
+
+
+@nb.njit(cache=True)
+def float_keys(v):
+    """``float_key`` of every entry of the float32 array ``v``."""
+    bits = v.view(np.uint32)
+    out = np.empty(v.shape[0], np.uint32)
+    for i in range(v.shape[0]):
+        out[i] = float_key(bits[i])
+    return out
+
+
+LOCAL_FILL_BLOCK = 16  # samples transposed together by fill_local_keys: one cache line of L per feature
+
+
+@nb.njit(cache=True)
+def fill_local_keys(X, samples, start, end, L, loc):
+    """The keys of a local subtree (see ``grow_tree``): L[f, j] = ``float_key`` of
+    X[samples[start + j], f], and loc[start + j] = j. Samples go in blocks of
+    ``LOCAL_FILL_BLOCK`` whose rows of X are read front to back together, so that each
+    write fills a whole cache line of L (one sample at a time wrote a line per feature,
+    measured at 12 cycles per key against 1 MiB blocks)."""
+    d = X.shape[1]
+    N = end - start
+    bits = X.view(np.uint32)
+    B = LOCAL_FILL_BLOCK
+    for j0 in range(0, N, B):
+        w = min(B, N - j0)
+        for jj in range(w):
+            loc[start + j0 + jj] = j0 + jj
+        for jj in range(min(B, N - j0 - w)):  # the next block's rows
+            nxt = samples[start + j0 + w + jj]
+            for c in range(0, d, 16):
+                prefetch2d(X, nxt, c)
+        for f in range(d):
+            for jj in range(w):
+                L[f, j0 + jj] = float_key(bits[samples[start + j0 + jj], f])
+
+
 @nb.njit(cache=True)
 def _float_order(v, keys, order, tmp, cnt):
     """An order of the float32 values v (no NaN; -0.0 given as +0.0): LSD
@@ -41,8 +90,7 @@ def _float_order(v, keys, order, tmp, cnt):
     n = v.shape[0]
     bits = v.view(np.uint32)
     for a in range(n):
-        b = bits[a]
-        keys[a] = b ^ (((b >> 31) * np.uint32(0x7FFFFFFF)) | np.uint32(0x80000000))
+        keys[a] = float_key(bits[a])
     for b in range(3 * 2048):
         cnt[b] = 0
     for a in range(n):
@@ -129,26 +177,28 @@ SIGN64 = np.int64(-(2**63))
 COUNTING_SPAN = 8
 
 
+@nb.njit(cache=True, inline="always")
+def _counting_first(N, span, cnt):
+    """Whether N keys over a range of ``span`` go to counting sort: about 3 passes over
+    the range plus 2 over the keys, taken for a range of at most ``COUNTING_SPAN`` times
+    the keys; up to 32 keys only when the range is within N^2 / 4, what insertion
+    sort's moves cost (deep nodes: a node of 100 samples of a 17,523-sample tree has
+    ~20 keys off the feature's mode spread over thousands of ranks, where counting cost
+    several times insertion)."""
+    counting_ok = span < cnt.shape[0] and span <= COUNTING_SPAN * N
+    return counting_ok and (N > 32 or 4 * span <= N * N)
+
+
 @nb.njit(cache=True)
 def _sort_keys(keys, N, kmin, kmax, order, tmp, cnt):
-    """An order of keys[:N] (uint32 ranks) into ``order``, by node size and
-    key range: one counting-sort pass over kmin..kmax when the range is
-    small, insertion sort for tiny nodes, a quicksort of packed (key,
-    position) pairs for mid-size ones, LSD radix (8-bit digits) for large
-    ones. Order within equal keys is
-    irrelevant to the hard sweep (integer sums); every branch keeps the
-    gathered order (stable), so choosing one of them for another never
-    changes it, and the soft sweep's float sums stay the same bits.
-
-    Counting costs about 3 passes over the key range plus 2 over the keys (taken
-    for a range of at most ``COUNTING_SPAN`` times the keys),
-    insertion about N^2 / 4 moves: up to 32 keys, insertion is taken when
-    the range is wider than N^2 / 4 (deep nodes: a node of 100 samples of
-    a 17,523-sample tree has ~20 keys off the feature's mode spread over
-    thousands of ranks, where counting cost several times insertion)."""
+    """A stable order of keys[:N] (uint32) into ``order``: one counting-sort pass over
+    kmin..kmax where ``_counting_first`` says so, else LSD radix (8-bit digits). The
+    nodes that ``sort_node_keys`` sorts itself (insertion sort, quicksort) do not come
+    here. Order within equal keys is irrelevant to the hard sweep (integer sums); every
+    branch keeps the gathered order (stable), so choosing one of them for another never
+    changes it, and the soft sweep's float sums stay the same bits."""
     span = kmax - kmin
-    counting_ok = span < cnt.shape[0] and span <= COUNTING_SPAN * N
-    if counting_ok and (N > 32 or 4 * span <= N * N):
+    if _counting_first(N, span, cnt):
         for b in range(span + 1):
             cnt[b] = 0
         for a in range(N):
@@ -162,31 +212,6 @@ def _sort_keys(keys, N, kmin, kmax, order, tmp, cnt):
             b = keys[a] - kmin
             order[cnt[b]] = a
             cnt[b] += 1
-        return order
-    if N <= 24 or (N <= 32 and counting_ok):
-        for a in range(N):
-            order[a] = a
-        for a in range(1, N):
-            v = order[a]
-            kv = keys[v]
-            b = a - 1
-            while b >= 0 and keys[order[b]] > kv:
-                order[b + 1] = order[b]
-                b -= 1
-            order[b + 1] = v
-        return order
-    if N <= 512:
-        # quicksort of (key - kmin, position) packed in one int64: primitive compares, no
-        # indirection through ``keys`` and no allocation, as np.argsort had (the sort phase
-        # measured 110-175 cycles per key at these sizes with it); the position in the low
-        # bits breaks ties, so this branch keeps the gathered order too; the sign bit is
-        # flipped so that a key offset of 2**31 or more (the float keys of a local subtree,
-        # see grow_tree) still sorts as unsigned
-        for a in range(N):
-            tmp[a] = ((np.int64(keys[a] - kmin) << 32) | a) ^ SIGN64
-        tmp[:N].sort()
-        for a in range(N):
-            order[a] = tmp[a] & 0xFFFFFFFF
         return order
     for a in range(N):
         order[a] = a
@@ -220,17 +245,16 @@ def sort_node_keys(keys, cpos, N, kmin, kmax, order, tmp, cnt, pos, skey):
     """A node's gathered keys in key order: pos[:N] = the node positions ``cpos`` and
     skey[:N] = the keys, sorted by key, equal keys in gathered order (stable).
 
-    Where ``_sort_keys`` would take insertion sort or its quicksort, the keys are
+    Up to 512 keys, unless counting sort is cheaper (``_counting_first``), the keys are
     packed with their node position, (key - kmin) << 32 | cpos, and those int64 are
-    sorted and unpacked straight into ``pos`` and ``skey``: no compare goes through
-    an index into ``keys``, and no gather through the order afterwards. ``cpos``
-    ascends (the gather's order), so the position breaks ties as the gathered order
-    does, and the result is that of ``_sort_keys``. The sign bit is flipped so that a
-    key offset of 2**31 or more (the float keys of a local subtree) sorts as unsigned.
-    Other nodes go through ``_sort_keys``."""
-    span = kmax - kmin
-    counting_ok = span < cnt.shape[0] and span <= COUNTING_SPAN * N
-    if N <= 512 and not (counting_ok and (N > 32 or 4 * span <= N * N)):
+    sorted (insertion up to 32, quicksort above) and unpacked straight into ``pos`` and
+    ``skey``: no compare goes through an index into ``keys``, no allocation (np.argsort
+    measured 110-175 cycles per key at these sizes), and no gather through an order
+    afterwards. ``cpos`` ascends (the gather's order), so the position breaks ties as
+    the gathered order does: the sort is stable. The sign bit is flipped so that a key
+    offset of 2**31 or more (the float keys of a local subtree) sorts as unsigned.
+    Other nodes go through ``_sort_keys`` (counting sort or LSD radix)."""
+    if N <= 512 and not _counting_first(N, kmax - kmin, cnt):
         for a in range(N):
             tmp[a] = ((np.int64(keys[a] - kmin) << 32) | cpos[a]) ^ SIGN64
         if N <= 32:
