@@ -153,8 +153,10 @@ def search_node(X, R, mode_rank, mode_val, samples, kidx, start, end, features, 
         md = mode_rank[f]
         kmin = np.uint32(0xFFFFFFFF)
         kmax = np.uint32(0)
-        m = 0
-        g0 = 0
+        # typed int64 from the start: a literal 0 made numba compile sweep_hard a second
+        # time, for Literal[int](0) arguments (its six sweeps doubled the cold compile)
+        m = np.int64(0)
+        g0 = np.int64(0)
         for a in range(N):
             v = R[f, kidx[start + a]]
             keys[m] = v

@@ -229,7 +229,11 @@ def sweep_hard(N, n_lab, m, g0, pos, skey, nptr, ntag, slots, K, lsz, cS, c_swep
     """Best cut of one sorted feature, hard tags: ``sweep_hard_k`` compiled once per
     number of slots K (1 to ``SLOTS_MAX``), so that the slot loops have a constant trip
     count the compiler unrolls (measured 1.3-1.8x faster per swept key than a run-time K,
-    on nodes of 24 to 400 keys with K = 6). Returns (gain, n_left)."""
+    on nodes of 24 to 400 keys with K = 6). Each call passes K as a literal, so numba
+    compiles a specialization typed ``Literal[int](K)``, in which K is a constant; six
+    specializations compile in less time than six copies inlined into this function
+    (``inline="always"``: about 13 s of a cold fit's compilation against 17 s, for the
+    same speed per key). Returns (gain, n_left)."""
     if K == 1:
         return sweep_hard_k(N, n_lab, m, g0, pos, skey, nptr, ntag, slots, 1, lsz, cS, c_swept, min_leaf, imp_S,
                             sumS, sumsqS)
@@ -249,7 +253,7 @@ def sweep_hard(N, n_lab, m, g0, pos, skey, nptr, ntag, slots, K, lsz, cS, c_swep
                         sumS, sumsqS)
 
 
-@nb.njit(cache=True, error_model="numpy", inline="always")
+@nb.njit(cache=True, error_model="numpy")
 def sweep_hard_k(N, n_lab, m, g0, pos, skey, nptr, ntag, slots, K, lsz, cS, c_swept, min_leaf, imp_S, sumS, sumsqS):
     """Best cut of one sorted feature, hard tags. Returns (gain, n_left).
 
