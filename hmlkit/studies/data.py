@@ -61,12 +61,12 @@ def load_data(dataset, cfg=None, n_samples=None, n_tags=None, random_state=0, gr
     return require(data, groups=groups, study=study)
 
 
-def load_datasets(datasets, cfg, random_state=0, groups=False, n_layers=None):
+def load_datasets(datasets, cfg, random_state=0, groups=False, n_layers=None, n_samples=None):
     """{short name: data} of several data sets (:func:`load_data` each, with an estimated
-    ``n_layers`` hierarchy when given)."""
+    ``n_layers`` hierarchy when given; ``n_samples``: a seeded subset of each that has more)."""
     out = {}
     for d in datasets:
-        data = load_data(d, cfg, random_state=random_state, groups=groups)
+        data = load_data(d, cfg, n_samples=n_samples, random_state=random_state, groups=groups)
         out[dataset_name(d)] = with_layers(data, n_layers, random_state=random_state)
     return out
 

@@ -64,7 +64,8 @@ _SPECIFIC = {
     # groups (e.g. Corel16k); with groups, their count is used
     "table6_8_completion": {"hidden_fraction": 0.4, "gc_clusters": 50},
     "fig4_7_9_examples": {"n_clusters_shown": 3, "n_members_shown": 6, "n_examples": 9},
-    # real data: quick runs a 1800-image subset of Corel5k at two rates
+    # real data: quick runs a 1800-image subset of Corel5k at two rates, and completion on
+    # 1800-image subsets of Corel5k and Corel16k
     "real_corel": {"sparseness": {"quick": (0.0, 0.75), "standard": (0.0, 0.25, 0.5, 0.75),
                                   "paper": (0.0, 0.25, 0.5, 0.75)},
                    "n_samples": {"quick": 1800, "standard": None, "paper": None},
