@@ -240,24 +240,65 @@ def _sort_keys(keys, N, kmin, kmax, order, tmp, cnt):
     return src
 
 
+INSERTION_MAX = 32
+# digits of the small-node radix sort: 64 buckets, so that the per-pass cost over the
+# buckets stays below the keys' own (33 to 512 keys)
+SMALL_RADIX_BITS = 6
+
+
+@nb.njit(cache=True, inline="always")
+def _radix_packed(a, b, N, span, cnt):
+    """Stable LSD radix sort of the packed values a[:N] = offset << 32 | position by their
+    offset (at most ``span``), ``SMALL_RADIX_BITS`` per pass, ``b`` the other buffer;
+    a digit that every value shares costs its count but no move. Returns the buffer
+    holding the sorted values. Measured in one tree at 1M x 512, numba's quicksort
+    of the same int64 took 90-100 cycles per key on nodes of 32 to 511 keys: most of
+    its compares mispredict on keys in random order; a radix pass has no such branch."""
+    nb_ = 1 << SMALL_RADIX_BITS
+    mask = nb_ - 1
+    src = a
+    dst = b
+    shift = 0
+    while shift < 32 and (span >> shift) > 0:
+        for d in range(nb_):
+            cnt[d] = 0
+        for i in range(N):
+            cnt[(((src[i] >> 32) & 0xFFFFFFFF) >> shift) & mask] += 1
+        if cnt[(((src[0] >> 32) & 0xFFFFFFFF) >> shift) & mask] != N:
+            tot = 0
+            for d in range(nb_):
+                c = cnt[d]
+                cnt[d] = tot
+                tot += c
+            for i in range(N):
+                v = src[i]
+                d = (((v >> 32) & 0xFFFFFFFF) >> shift) & mask
+                dst[cnt[d]] = v
+                cnt[d] += 1
+            src, dst = dst, src
+        shift += SMALL_RADIX_BITS
+    return src
+
+
 @nb.njit(cache=True)
 def sort_node_keys(keys, cpos, N, kmin, kmax, order, tmp, cnt, pos, skey):
     """A node's gathered keys in key order: pos[:N] = the node positions ``cpos`` and
     skey[:N] = the keys, sorted by key, equal keys in gathered order (stable).
 
     Up to 512 keys, unless counting sort is cheaper (``_counting_first``), the keys are
-    packed with their node position, (key - kmin) << 32 | cpos, and those int64 are
-    sorted (insertion up to 32, quicksort above) and unpacked straight into ``pos`` and
-    ``skey``: no compare goes through an index into ``keys``, no allocation (np.argsort
-    measured 110-175 cycles per key at these sizes), and no gather through an order
-    afterwards. ``cpos`` ascends (the gather's order), so the position breaks ties as
-    the gathered order does: the sort is stable. The sign bit is flipped so that a key
-    offset of 2**31 or more (the float keys of a local subtree) sorts as unsigned.
-    Other nodes go through ``_sort_keys`` (counting sort or LSD radix)."""
+    packed with their node position, (key - kmin) << 32 | cpos, sorted as int64 and
+    unpacked straight into ``pos`` and ``skey``: no compare goes through an index into
+    ``keys``, no allocation (np.argsort measured 110-175 cycles per key at these sizes),
+    and no gather through an order afterwards. ``cpos`` ascends (the gather's order), so
+    the position breaks ties as the gathered order does: the sort is stable. Up to
+    ``INSERTION_MAX`` keys insertion sort (the sign bit flipped, so that a key offset of
+    2**31 or more, as the float keys of a local subtree have, compares as unsigned);
+    above, LSD radix on the key offset (``_radix_packed``). Other nodes go through
+    ``_sort_keys`` (counting sort or LSD radix)."""
     if N <= 512 and not _counting_first(N, kmax - kmin, cnt):
-        for a in range(N):
-            tmp[a] = ((np.int64(keys[a] - kmin) << 32) | cpos[a]) ^ SIGN64
-        if N <= 32:
+        if N <= INSERTION_MAX:
+            for a in range(N):
+                tmp[a] = ((np.int64(keys[a] - kmin) << 32) | cpos[a]) ^ SIGN64
             for a in range(1, N):
                 v = tmp[a]
                 b = a - 1
@@ -265,10 +306,16 @@ def sort_node_keys(keys, cpos, N, kmin, kmax, order, tmp, cnt, pos, skey):
                     tmp[b + 1] = tmp[b]
                     b -= 1
                 tmp[b + 1] = v
-        else:
-            tmp[:N].sort()
+            for p in range(N):
+                v = tmp[p] ^ SIGN64
+                pos[p] = v & 0xFFFFFFFF
+                skey[p] = ((v >> 32) & 0xFFFFFFFF) + kmin
+            return
+        for a in range(N):
+            tmp[a] = (np.int64(keys[a] - kmin) << 32) | cpos[a]
+        src = _radix_packed(tmp, order, N, kmax - kmin, cnt)
         for p in range(N):
-            v = tmp[p] ^ SIGN64
+            v = src[p]
             pos[p] = v & 0xFFFFFFFF
             skey[p] = ((v >> 32) & 0xFFFFFFFF) + kmin
         return
