@@ -288,7 +288,7 @@ def test_min_samples_leaf_respected():
                                      (3000, 2000), (3000, 10**6), (3000, 2**31)])
 def test_sort_keys_every_branch_orders_the_keys(N, span):
     """Counting sort (small key range) and LSD radix (the rest; insertion sort and the
-    quicksort are ``sort_node_keys``'s, tested below) return the stable order of the keys."""
+    packed radix sort are ``sort_node_keys``'s, tested below) return the stable order of the keys."""
     rng = np.random.default_rng(N + span)
     cap = 4096
     keys = np.zeros(cap, np.uint32)

@@ -193,8 +193,8 @@ def _counting_first(N, span, cnt):
 def _sort_keys(keys, N, kmin, kmax, order, tmp, cnt):
     """A stable order of keys[:N] (uint32) into ``order``: one counting-sort pass over
     kmin..kmax where ``_counting_first`` says so, else LSD radix (8-bit digits). The
-    nodes that ``sort_node_keys`` sorts itself (insertion sort, quicksort) do not come
-    here. Order within equal keys is irrelevant to the hard sweep (integer sums); every
+    nodes that ``sort_node_keys`` sorts itself (insertion sort, ``_radix_packed``) do
+    not come here. Order within equal keys is irrelevant to the hard sweep (integer sums); every
     branch keeps the gathered order (stable), so choosing one of them for another never
     changes it, and the soft sweep's float sums stay the same bits."""
     span = kmax - kmin
