@@ -82,3 +82,26 @@ def test_group_by_is_a_stable_sort():
 def test_bad_edges_are_refused(rows, cols, w, msg):
     with pytest.raises(ValueError, match=msg):
         symmetric_graph(rows, cols, w, 5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_normalized_graph_is_numpys_formula_to_the_bit(dtype):
+    from hmlkit.affinity import normalized_graph
+
+    A = sp.random(300, 300, density=0.05, random_state=3, dtype=dtype)
+    A = (A + A.T).tocsr()
+    A[5, :] = 0  # a node with no edge: its row stays empty, no division by zero
+    A[:, 5] = 0
+    A.eliminate_zeros()
+    before = A.copy()
+    N = normalized_graph(A)
+    W = sp.csr_matrix(A, dtype=np.float64)
+    deg = np.asarray(W.sum(axis=1)).ravel()
+    inv = np.divide(1.0, np.sqrt(deg), out=np.zeros_like(deg), where=deg > 0)
+    rows = np.repeat(np.arange(300), np.diff(W.indptr))
+    assert N.dtype == np.float64 and np.array_equal(N.indptr, W.indptr) and np.array_equal(N.indices, W.indices)
+    assert np.array_equal(N.data, W.data * (inv[rows] * inv[W.indices]))
+    assert (N != N.T).nnz == 0 and N[5].nnz == 0
+    assert (A != before).nnz == 0 and A.dtype == dtype  # the input is left as it was
+    N.data[:] = 0  # and shares no array with it
+    assert (A != before).nnz == 0

@@ -294,14 +294,15 @@ def cosine_knn_graph(Z, n_neighbors=20, algorithm="auto", window=WINDOW):
     return symmetric_graph(src[keep], dst[keep], sim.ravel()[keep], n)
 
 
-def normalized_graph(W):
+def normalized_graph(W, dtype=np.float64):
     """D^-1/2 W D^-1/2 of a symmetric graph (rows with no edge stay empty), so
     graphs on different scales (forest co-leaf fractions, cosines) can be
-    summed with weights that mean what they say."""
-    W = sp.csr_matrix(W, dtype=np.float64, copy=True)
+    summed with weights that mean what they say. Computed in double precision;
+    ``dtype`` is that of the result (float32: each entry rounded once)."""
+    W = sp.csr_matrix(W, dtype=np.float64)
     deg = np.asarray(W.sum(axis=1)).ravel()
     inv = np.divide(1.0, np.sqrt(deg), out=np.zeros_like(deg), where=deg > 0)
-    rows = np.repeat(np.arange(W.shape[0]), np.diff(W.indptr))
     # w_ij / sqrt(d_i d_j) entry by entry: the same float for (i, j) and (j, i)
-    W.data = W.data * (inv[rows] * inv[W.indices])
-    return W
+    data = np.empty(W.nnz, np.dtype(dtype))
+    G.scale_entries(W.indptr, W.indices, W.data, inv, data)
+    return sp.csr_matrix((data, W.indices.copy(), W.indptr.copy()), shape=W.shape)
