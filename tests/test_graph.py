@@ -105,3 +105,18 @@ def test_normalized_graph_is_numpys_formula_to_the_bit(dtype):
     assert (A != before).nnz == 0 and A.dtype == dtype  # the input is left as it was
     N.data[:] = 0  # and shares no array with it
     assert (A != before).nnz == 0
+
+
+def test_knn_lists_bad_input_is_refused():
+    idx = np.array([[1, -1], [0, 2], [1, 0]])
+    w = np.ones((3, 2))
+    with pytest.raises(ValueError, match="one shape"):
+        knn_graph_from_neighbors(idx, w[:, :1], 3)
+    with pytest.raises(ValueError, match=r"in \[0, 3\)"):
+        knn_graph_from_neighbors(idx + 1, w, 3)
+    with pytest.raises(ValueError, match="at most 2 rows"):
+        knn_graph_from_neighbors(idx, w, 2)
+    with pytest.raises(ValueError, match="integer"):
+        knn_graph_from_neighbors(idx.astype(float), w, 3)
+    g = knn_graph_from_neighbors(idx[:2], w[:2], 3)  # fewer lists than nodes: the rest have only mirrored edges
+    assert g.shape == (3, 3) and g[2, 1] == 1.0 and g[1, 2] == 1.0 and g[2, 0] == 0.0

@@ -166,10 +166,19 @@ def symmetric_graph(rows, cols, weights, n):
 def knn_graph_from_neighbors(idx, w, n):
     """Symmetric ("or", max-weight) sparse graph from kNN lists (``leaf_knn``)."""
     idx = np.asarray(idx)
-    w = np.asarray(w, dtype=np.float64)
-    mask = idx >= 0
-    rows = np.repeat(np.arange(idx.shape[0]), idx.shape[1])[mask.ravel()]
-    return symmetric_graph(rows, idx[mask], w[mask], n)
+    w = np.asarray(w)
+    n = int(n)
+    if idx.ndim != 2 or w.shape != idx.shape:
+        raise ValueError(f"idx and w must be 2-D arrays of one shape (samples, neighbours), got {idx.shape} "
+                         f"and {w.shape}")
+    if not np.issubdtype(idx.dtype, np.integer):
+        raise ValueError(f"idx must hold integer node indices (-1: no neighbour), got dtype {idx.dtype}")
+    if idx.shape[0] > n or (idx.size and idx.max() >= n):
+        raise ValueError(f"idx must hold node indices in [0, {n}) for at most {n} rows, got {idx.shape[0]} rows "
+                         f"and a largest index of {idx.max() if idx.size else None}")
+    # the symmetric_graph of the edges i -> idx[i, a], built from the lists in place
+    indptr, indices, data = G.symmetric_max_knn(idx, w, n)
+    return sp.csr_matrix((data, indices, indptr), shape=(n, n))
 
 
 # from this many samples on, a sparse Z's cosine kNN uses an inverted index; exact while

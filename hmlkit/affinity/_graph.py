@@ -129,6 +129,41 @@ def symmetric_max(rows, cols, w, n):
             fptr[i + 1] += fptr[i]
     else:
         _group_by(rows, cols, w, n, fptr, fcol, fw)
+    return _max_with_transpose(fptr, fcol, fw, n)
+
+
+@nb.njit(cache=True)
+def symmetric_max_knn(idx, w, n):
+    """``symmetric_max`` of the kNN lists' edges i -> idx[i, a], weight w[i, a]
+    (negative idx: padding, skipped), read from the lists in place: no edge arrays."""
+    q, k = idx.shape
+    E = 0
+    for i in range(q):
+        for a in range(k):
+            if idx[i, a] >= 0:
+                E += 1
+    fptr = np.empty(n + 1, np.int64)
+    fcol = np.empty(E, np.int32)
+    fw = np.empty(E, np.float64)
+    fptr[0] = 0
+    e = 0
+    for i in range(q):
+        for a in range(k):
+            j = idx[i, a]
+            if j >= 0:
+                fcol[e] = j
+                fw[e] = w[i, a]
+                e += 1
+        fptr[i + 1] = e
+    for i in range(q, n):
+        fptr[i + 1] = e
+    return _max_with_transpose(fptr, fcol, fw, n)
+
+
+@nb.njit(cache=True)
+def _max_with_transpose(fptr, fcol, fw, n):
+    """max(S, S^T) in CSR, S given row-grouped (``fptr``, ``fcol``, ``fw``; rows not
+    yet sorted, duplicates not yet summed: done here, in place)."""
     nnz = _sort_rows_sum_duplicates(fptr, fcol, fw)
     src = np.empty(nnz, np.int32)
     for i in range(n):
