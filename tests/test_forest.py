@@ -72,6 +72,26 @@ def test_affinity_matches_bruteforce_and_knn_excludes_self():
     np.testing.assert_allclose(Q.toarray(), brute[:4], atol=1e-6)
 
 
+@pytest.mark.parametrize("T", [255, 256, 300])
+def test_leaf_knn_counts_up_to_every_tree(T):
+    """A co-leaf count reaches T when two samples share every leaf, and the lists
+    order by count, then by index, as a brute-force count does (around 256 trees,
+    where a one-byte counter would wrap)."""
+    rng = np.random.default_rng(T)
+    L = rng.integers(0, 50, size=(200, T))
+    L[1] = L[0]  # 0 and 1 share all T leaves
+    L[2, : T - 1] = L[0, : T - 1]  # 2 shares T - 1 of them
+    L[2, T - 1] = (L[0, T - 1] + 1) % 50
+    brute = (L[:, None, :] == L[None, :, :]).sum(axis=2)
+    idx, w = leaf_knn(L, 3)
+    assert idx[0, 0] == 1 and w[0, 0] == 1.0 and idx[0, 1] == 2 and w[0, 1] == np.float32((T - 1) / T)
+    for i in range(200):
+        b = np.where(np.arange(200) == i, -1, brute[i])
+        order = np.lexsort((np.arange(200), -b))[:3]
+        np.testing.assert_array_equal(idx[i], order)
+        np.testing.assert_array_equal(w[i], (b[order] / T).astype(np.float32))
+
+
 def test_leaf_affinity_accepts_any_leaf_numbering():
     rng = np.random.default_rng(0)
     L = rng.integers(0, 5, size=(30, 4)) * 1000 + 17  # sparse, non-compact ids

@@ -146,7 +146,8 @@ def knn_affinity(A, n_neighbors=20):
 
 def symmetric_graph(rows, cols, weights, n):
     """The one kNN-graph builder of the kit: directed kNN edges ``rows -> cols`` with
-    ``weights`` made a symmetric ("or", max-weight) sparse (n, n) graph."""
+    ``weights`` made a symmetric ("or", max-weight) sparse (n, n) graph
+    (``knn_graph_from_neighbors`` runs the same kernel on kNN lists)."""
     rows = np.asarray(rows, dtype=np.int64).ravel()
     cols = np.asarray(cols, dtype=np.int64).ravel()
     w = np.asarray(weights, dtype=np.float64).ravel()
