@@ -13,7 +13,8 @@ backend, the way scikit-learn's estimators do::
 Under that backend:
 
 - :func:`grow_trees`: the training data (X and the tag arrays) go to every worker once
-  (``Client.scatter(..., broadcast=True)``); each worker derives the split keys from X
+  (:func:`place`: one scattered key per worker, every task pinned to the worker holding
+  the copy it reads, :func:`map_pinned`); each worker derives the split keys from X
   once and grows the trees it is given, each from its own seed
   (:func:`hmlkit.forest._rng.tree_seeds`), so the forest is leaf for leaf the one a local
   fit grows. Only each tree's arrays and its leaf ids (n int32) come back.
@@ -77,27 +78,71 @@ def received_count(dask_worker=None):
     return Shared.received
 
 
-def _broadcast(client, *arrays):
-    [fut] = client.scatter([Shared(*arrays)], broadcast=True, hash=False)
-    return fut
+def place(client, *arrays):
+    """One copy of ``arrays`` (a :class:`Shared`) on every worker of ``client``, each under a
+    key of its own: ``{worker address: future}``.
+
+    Why not ``scatter(..., broadcast=True)``: that makes replicas of one key, and the
+    scheduler's active memory manager drops any replica no task on its worker waits for
+    (between the scatter and the first submit, or once a worker's queue runs dry); a task
+    later sent there fetches the data again. A key held by one worker is never dropped."""
+    payload = Shared(*arrays)
+    return {w: client.scatter([payload], workers=[w], hash=False)[0] for w in sorted(client.nthreads())}
 
 
-def _gather_in_order(client, futures, progress=None):
-    """Results of ``futures`` in submission order, each released as soon as it arrives
-    (workers do not hold them all); ``progress(1)`` per result."""
+def map_pinned(client, placed, fn, n_calls, args=None, name="hmlkit", progress=None):
+    """``[fn(placed copy, *args(w, i)) for i in range(n_calls)]`` on the workers of ``placed``
+    (from :func:`place`), results in call order, each released as soon as it arrives.
+
+    Each call is pinned to the worker whose copy it reads, so neither the scheduler nor work
+    stealing moves it to a worker without the data. The load still balances as a queue's
+    does: a worker holds its thread count plus one calls, and gets the next call as soon as
+    one of its own finishes. ``args(w, i)``: the call's other arguments (may scatter to
+    ``w``); ``progress(1)`` per result. A worker lost mid-way fails the run with an error."""
     from distributed import as_completed
 
-    index = {f.key: i for i, f in enumerate(futures)}
-    out = [None] * len(futures)
+    token = uuid.uuid4().hex[:12]
+    nthreads = client.nthreads()
+    workers = list(placed)
+    if not workers:
+        raise RuntimeError("the Dask cluster has no workers")
+    out = [None] * n_calls
+    live = {}  # key -> (call index, worker, future)
+    next_call = 0
+
+    def submit(w):
+        nonlocal next_call
+        i, next_call = next_call, next_call + 1
+        extra = () if args is None else args(w, i)
+        fut = client.submit(fn, placed[w], *extra, key=f"{name}-{i}-{token}", workers=[w],
+                            allow_other_workers=False, pure=False)
+        live[fut.key] = (i, w, fut)
+        return fut
+
+    slots = {w: nthreads.get(w, 1) + 1 for w in workers}  # the +1 hides the round trip
+    first = [submit(w) for r in range(max(slots.values())) for w in workers
+             if r < slots[w] and next_call < n_calls]
     try:
-        for fut, result in as_completed(futures, with_results=True):
-            out[index[fut.key]] = result
+        queue = as_completed(first, with_results=True)
+        for fut, result in queue:
+            i, w, _ = live.pop(fut.key)
+            if fut.status != "finished":  # as_completed yields a cancelled task's error, not raises it
+                raise RuntimeError(f"Dask task {fut.key} was {fut.status}: a worker left the cluster during the "
+                                   f"run, and the copy of the data it held cannot be recomputed; run it again")
+            out[i] = result
             fut.release()
             if progress is not None:
                 progress(1)
+            if next_call < n_calls:
+                queue.add(submit(w))
     finally:
-        client.cancel([f for f in futures if f.status != "finished"])
+        client.cancel([f for _, _, f in live.values()])
     return out
+
+
+def release(placed):
+    for fut in placed.values():
+        fut.release()
 
 
 # -- growing trees -----------------------------------------------------------
@@ -118,16 +163,14 @@ def _grow_on_worker(shared, state, boot, min_leaf, max_features, split_sample):
 def grow_trees(client, X, tag_args, states, boots, min_leaf, max_features, split_sample=None, progress=None):
     """Grow one tree per seed in ``states`` on the cluster of ``client``: the same list of
     ``(tree arrays, train leaf)`` as the local loop (``_interrupt.grow_trees``)."""
-    shared = _broadcast(client, X, *tag_args)
-    token = uuid.uuid4().hex[:12]
+    placed = place(client, X, *tag_args)
     try:
-        futures = [client.submit(_grow_on_worker, shared, states[t:t + 1].copy(),
-                                 None if boots is None else boots[t], min_leaf, max_features, split_sample,
-                                 key=f"hmlforest-tree-{t}-{token}", pure=False)
-                   for t in range(len(states))]
-        return _gather_in_order(client, futures, progress)
+        return map_pinned(client, placed, _grow_on_worker, len(states),
+                          args=lambda w, t: (states[t:t + 1].copy(), None if boots is None else boots[t],
+                                             min_leaf, max_features, split_sample),
+                          name="hmlforest-tree", progress=progress)
     finally:
-        shared.release()
+        release(placed)
 
 
 # -- routing samples through a fitted forest ---------------------------------
@@ -154,14 +197,15 @@ def _apply_on_worker(forest, X_block):
 
 def apply(client, forest_arrays, X):
     """``apply_flat(X, *forest_arrays)`` with X cut in row blocks routed on the workers
-    (the forest sent to each worker once, each block to one worker)."""
-    forest = _broadcast(client, *forest_arrays)
+    (the forest sent to each worker once, each block to the one worker that routes it)."""
+    placed = place(client, *forest_arrays)
+    bounds = _chunks(client, X.shape[0])
     try:
-        blocks = [X[a:b] for a, b in _chunks(client, X.shape[0])]
-        futures = [client.submit(_apply_on_worker, forest, blk, pure=False) for blk in client.scatter(blocks)]
-        return np.concatenate(_gather_in_order(client, futures), axis=0)
+        parts = map_pinned(client, placed, _apply_on_worker, len(bounds), name="hmlforest-apply",
+                           args=lambda w, i: client.scatter([X[slice(*bounds[i])]], workers=[w], hash=False))
     finally:
-        forest.release()
+        release(placed)
+    return np.concatenate(parts, axis=0)
 
 
 # -- leaf k-NN ------------------------------------------------------------------
@@ -177,11 +221,11 @@ def _knn_on_worker(shared, a, b, k):
 def leaf_knn_rows(client, leaves, members, offsets, k):
     """Every training sample's ``k`` leaf neighbours (``affinity.leaf_knn`` without
     queries), computed for row blocks on the workers: ``(idx, w)``."""
-    shared = _broadcast(client, leaves, members, offsets)
+    placed = place(client, leaves, members, offsets)
+    bounds = _chunks(client, leaves.shape[0])
     try:
-        futures = [client.submit(_knn_on_worker, shared, a, b, k, pure=False)
-                   for a, b in _chunks(client, leaves.shape[0])]
-        parts = _gather_in_order(client, futures)
+        parts = map_pinned(client, placed, _knn_on_worker, len(bounds), name="hmlkit-leaf-knn",
+                           args=lambda w, i: (*bounds[i], k))
     finally:
-        shared.release()
+        release(placed)
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])

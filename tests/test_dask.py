@@ -10,13 +10,25 @@ from joblib import parallel_config  # noqa: E402
 
 from hmlkit import HMLClustering, HMLForest  # noqa: E402
 from hmlkit.affinity import leaf_knn  # noqa: E402
-from hmlkit.dask_backend import active_client, received_count  # noqa: E402
+from hmlkit.dask_backend import active_client, map_pinned, place, received_count, release  # noqa: E402
 from hmlkit.data import make_synthetic  # noqa: E402
+
+
+# the scheduler's active memory manager drops replicas no task waits for; run it every
+# 50 ms (default 2 s) so a copy the kit relies on would be dropped within a test
+FAST_AMM = {"distributed.scheduler.active-memory-manager.interval": "50ms"}
+
+
+def _cluster():
+    import dask
+
+    with dask.config.set(FAST_AMM):
+        return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
 
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    cluster = _cluster()
     with distributed.Client(cluster) as c:
         yield c
     cluster.close()
@@ -75,3 +87,40 @@ def test_training_data_sent_once_per_worker(client, data):
     while sum(len(v) for v in client.has_what().values()) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert client.has_what() == {w: () for w in after}
+
+
+def _read(shared, i):
+    time.sleep(0.02)
+    return float(shared.arrays[0].sum()) + i
+
+
+def test_placed_copies_outlive_idle_time_and_are_read_where_they_are(client):
+    before = client.run(received_count)
+    placed = place(client, np.ones(50))
+    time.sleep(0.5)  # ten memory-manager passes with no task waiting for the data
+    assert sorted(placed) == sorted(client.nthreads())
+    assert all(len(v) == 1 for v in client.who_has(list(placed.values())).values())
+    seen = []
+    out = map_pinned(client, placed, _read, 30, args=lambda w, i: (i,), progress=seen.append)
+    release(placed)
+    assert out == [50.0 + i for i in range(30)] and seen == [1] * 30
+    after = client.run(received_count)
+    assert {w: after[w] - before[w] for w in after} == {w: 1 for w in after}
+
+
+def _slow(shared, i):
+    time.sleep(0.3)
+    return i
+
+
+def test_a_worker_lost_mid_run_fails_the_run_by_name():
+    import os
+    import threading
+
+    with _cluster() as cluster, distributed.Client(cluster) as c:
+        placed = place(c, np.ones(10))
+        victim = sorted(placed)[1]
+        threading.Timer(0.5, lambda: c.run(lambda: threading.Timer(0.01, os._exit, (1,)).start(),
+                                           workers=[victim])).start()
+        with pytest.raises(RuntimeError, match="worker left the cluster"):
+            map_pinned(c, placed, _slow, 40, args=lambda w, i: (i,))
