@@ -111,12 +111,18 @@ def test_default_local_size_is_used_by_the_estimator_and_keeps_its_trees():
     D = make_synthetic("trecvid", n_samples=600, random_state=0)
     assert _builder.local_size_for(D.X.shape[1]) > 0
     a = HMLForest(n_estimators=4, random_state=3).fit(D.X, D.Y, D.layers)
-    old = _builder.LOCAL_BYTES
+    old = _builder.LOCAL_BYTES, _builder.LOCAL_BYTES_MAX
     try:
-        _builder.LOCAL_BYTES = 0
+        _builder.LOCAL_BYTES = _builder.LOCAL_BYTES_MAX = 0
         assert _builder.local_size_for(D.X.shape[1]) == 0
         b = HMLForest(n_estimators=4, random_state=3).fit(D.X, D.Y, D.layers)
     finally:
-        _builder.LOCAL_BYTES = old
+        _builder.LOCAL_BYTES, _builder.LOCAL_BYTES_MAX = old
     for name in ("feature_", "threshold_", "children_left_", "children_right_", "leaf_id_", "train_leaves_"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+
+
+def test_local_block_size_by_feature_count():
+    # 1 MiB of uint32 keys below 512 features; 512 samples up to 4096 features (8 MiB);
+    # 8 MiB above; none when 8 MiB holds fewer than 16 samples
+    assert [_builder.local_size_for(d) for d in (100, 512, 1000, 4096, 16384, 10**6)] == [2621, 512, 512, 512, 128, 0]

@@ -511,17 +511,23 @@ def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indice
             right[:n_nodes].copy(), leaf_id[:n_nodes].copy(), n_leaves)
 
 
-# bytes of a local subtree's key block (d x local_size uint32, see grow_tree). 8 MiB, a quarter
-# of this machine's L3: at 4096 features a block of 512 samples (1 MiB held 64) made the
-# trees 10-20 % faster (100k nuswide, 6 trees, two alternating runs each, 1, 4, 8, 16, 32 and
-# 64 MiB); at 512 features 0.5 to 8 MiB measured alike. The trees are the same whatever it is.
-LOCAL_BYTES = 8 << 20
+# a local subtree's key block (d x local_size uint32, see grow_tree): as many samples as
+# LOCAL_BYTES hold (a block that stays in the L2 cache), and at least LOCAL_SAMPLES while the
+# block stays within LOCAL_BYTES_MAX (a quarter of the L3). Measured on 100k and 1M nuswide
+# fits (a few trees, alternating runs): at 4096 features blocks of 512 samples (8 MiB) made
+# the trees 10-20 % faster than the 64 that 1 MiB holds; at 512 features 1 MiB (512 samples)
+# was as fast as larger blocks at 100k and 8 % faster than 8 MiB at 1M. The trees are the
+# same whatever the size.
+LOCAL_BYTES = 1 << 20
+LOCAL_SAMPLES = 512
+LOCAL_BYTES_MAX = 8 << 20
 
 
 def local_size_for(d):
-    """The ``local_size`` of ``grow_tree`` for d features: as many samples as a key block
-    of ``LOCAL_BYTES`` holds, 0 (no local subtrees) when that is fewer than 16."""
-    size = LOCAL_BYTES // (4 * max(int(d), 1))
+    """The ``local_size`` of ``grow_tree`` for d features (see ``LOCAL_BYTES``); 0 (no local
+    subtrees) when that is fewer than 16 samples."""
+    per_sample = 4 * max(int(d), 1)
+    size = max(LOCAL_BYTES // per_sample, min(LOCAL_SAMPLES, LOCAL_BYTES_MAX // per_sample))
     return size if size >= 16 else 0
 
 
