@@ -4,7 +4,7 @@ import pytest
 import scipy.sparse as sp
 
 from hmlkit import HMLForest
-from hmlkit.affinity import knn_affinity, leaf_affinity, leaf_knn
+from hmlkit.affinity import _compact, knn_affinity, leaf_affinity, leaf_knn
 
 
 def _blobs(n=120, seed=0, d=8, untagged=0.2):
@@ -99,6 +99,34 @@ def test_leaf_affinity_accepts_any_leaf_numbering():
     np.testing.assert_allclose(leaf_affinity(L).toarray(), brute, atol=1e-6)
     Q = np.vstack([L[:2], np.full((1, 4), 5)])  # the last query shares no leaf
     np.testing.assert_allclose(leaf_affinity(L, Q).toarray(), np.vstack([brute[:2], np.zeros((1, 30))]), atol=1e-6)
+
+
+def _compact_by_unique(leaves, query):
+    """The renumbering by sorting each tree's ids (np.unique), the reference of ``_compact``."""
+    out, q_out = np.full_like(leaves, -1), np.full_like(query, -1)
+    for t in range(leaves.shape[1]):
+        uniq, inv = np.unique(leaves[leaves[:, t] >= 0, t], return_inverse=True)
+        out[leaves[:, t] >= 0, t] = inv
+        for i, v in enumerate(query[:, t]):
+            hit = np.flatnonzero(uniq == v)
+            q_out[i, t] = hit[0] if v >= 0 and hit.size else -1
+    return out, q_out
+
+
+@pytest.mark.parametrize("spread", [1, 3, 10**6])  # ids below 8n: presence tables; far beyond: sorting
+def test_leaf_renumbering_is_uniques_inverse(spread):
+    rng = np.random.default_rng(spread)
+    for _ in range(20):
+        n, T = rng.integers(1, 40), rng.integers(1, 5)
+        L = (rng.integers(-1, 2 * n + 1, size=(n, T)) * spread).astype(np.int32)
+        L[rng.random(L.shape) < 0.2] = -1
+        L[:, 0] = -1 if rng.random() < 0.2 else L[:, 0]  # a tree no sample is a member of
+        Q = np.vstack([L[: rng.integers(0, n + 1)], rng.integers(-3, 3 * n * spread + 3, size=(5, T))]).astype(np.int32)
+        ref, q_ref = _compact_by_unique(L, Q)
+        np.testing.assert_array_equal(_compact(L), ref)
+        got, q_got = _compact(L, Q)
+        np.testing.assert_array_equal(got, ref)
+        np.testing.assert_array_equal(q_got, q_ref)
 
 
 def test_knn_affinity_symmetric_topk():

@@ -20,6 +20,11 @@ def _check_leaves(leaves, name="leaves"):
     return np.ascontiguousarray(leaves, dtype=np.int32)
 
 
+# ids up to this multiple of n are renumbered through a presence table per tree
+# (``compact_ids``); a forest's own leaf or node ids are below 2n
+COMPACT_TABLE_MAX = 8
+
+
 def _compact(leaves, query_leaves=None):
     """Renumber leaf ids per tree to 0..L-1 (the kernels index leaves densely).
 
@@ -28,10 +33,15 @@ def _compact(leaves, query_leaves=None):
     renumbered with the same map; a query leaf holding no member gets -1
     (no co-leaf neighbours in that tree).
     """
-    out = np.empty_like(leaves)
-    q_out = None if query_leaves is None else np.empty_like(query_leaves)
     if query_leaves is not None and query_leaves.shape[1] != leaves.shape[1]:
         raise ValueError(f"query_leaves has {query_leaves.shape[1]} trees but leaves has {leaves.shape[1]}")
+    out = np.empty_like(leaves)
+    q_out = np.empty((0, leaves.shape[1]), np.int32) if query_leaves is None else np.empty_like(query_leaves)
+    top = int(leaves.max(initial=-1))
+    if top < COMPACT_TABLE_MAX * max(leaves.shape[0], 1):
+        # a presence table per tree (linear); ids far beyond n (e.g. hashes) are sorted instead
+        K.compact_ids(leaves, q_out if query_leaves is None else query_leaves, top + 1, out, q_out)
+        return out if query_leaves is None else (out, q_out)
     for t in range(leaves.shape[1]):
         col = leaves[:, t]
         valid = col >= 0

@@ -21,18 +21,46 @@ def chunk_bounds(nq):
     return np.linspace(0, nq, n_chunks + 1).astype(np.int64)
 
 
-@nb.njit(cache=True)
+@nb.njit(parallel=True, cache=True)
+def compact_ids(leaves, query_leaves, width, out, q_out):
+    """Per tree, leaf ids renumbered 0..L-1 in ascending order of the ids present in
+    ``leaves`` (the inverse of ``np.unique``), by a presence table of ``width`` (> every
+    id) per tree: linear in n, where sorting each tree's ids cost O(n log n) (at 1M
+    samples x 100 trees, half of the leaf k-NN's time). Negative ids give -1; so does a
+    query id absent from ``leaves``. Trees in parallel."""
+    n, T = leaves.shape
+    for t in nb.prange(T):
+        rank = np.zeros(width, np.int32)
+        for i in range(n):
+            if leaves[i, t] >= 0:
+                rank[leaves[i, t]] = 1
+        tot = 0
+        for l in range(width):
+            if rank[l]:
+                rank[l] = tot
+                tot += 1
+            else:
+                rank[l] = -1
+        for i in range(n):
+            l = leaves[i, t]
+            out[i, t] = rank[l] if l >= 0 else -1
+        for i in range(query_leaves.shape[0]):
+            l = query_leaves[i, t]
+            q_out[i, t] = rank[l] if 0 <= l < width else -1
+
+
+@nb.njit(parallel=True, cache=True)
 def leaf_members(leaves):
     """Per tree, the samples of each leaf, as flat arrays.
 
     Negative leaf ids (non-members) are skipped.
     Returns ``members`` (T, n) int32 (samples ordered by leaf in each tree),
     ``offsets`` (T, max_leaves + 1) int64 start of each leaf in ``members[t]``
-    and ``n_leaves`` (T,) int64.
+    and ``n_leaves`` (T,) int64. Trees in parallel.
     """
     n, T = leaves.shape
     n_leaves = np.zeros(T, np.int64)
-    for t in range(T):
+    for t in nb.prange(T):
         mx = -1
         for i in range(n):
             if leaves[i, t] > mx:
@@ -44,7 +72,7 @@ def leaf_members(leaves):
             L = n_leaves[t]
     offsets = np.zeros((T, L + 1), np.int64)
     members = np.empty((T, n), np.int32)
-    for t in range(T):
+    for t in nb.prange(T):
         for i in range(n):
             if leaves[i, t] >= 0:
                 offsets[t, leaves[i, t] + 1] += 1
