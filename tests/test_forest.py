@@ -92,6 +92,17 @@ def test_leaf_knn_counts_up_to_every_tree(T):
         np.testing.assert_array_equal(w[i], (b[order] / T).astype(np.float32))
 
 
+def test_leaf_knn_counts_beyond_uint16_trees():
+    # the co-leaf counters are uint16 up to 65535 trees and wider beyond: 70,000 shared
+    # leaves must not wrap round (70000 mod 65536 = 4464)
+    T = 70_000
+    L = np.zeros((4, T), np.int32)
+    L[2:, ::2] = 1  # samples 2, 3 share every other tree with 0 and 1, and all with each other
+    idx, w = leaf_knn(L, 2)
+    np.testing.assert_array_equal(idx, [[1, 2], [0, 2], [3, 0], [2, 0]])
+    np.testing.assert_array_equal(w, np.float32([[1, 0.5], [1, 0.5], [1, 0.5], [1, 0.5]]))
+
+
 def test_leaf_affinity_accepts_any_leaf_numbering():
     rng = np.random.default_rng(0)
     L = rng.integers(0, 5, size=(30, 4)) * 1000 + 17  # sparse, non-compact ids

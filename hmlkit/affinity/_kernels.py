@@ -156,7 +156,6 @@ def cooccurrence_rows(query_leaves, members, offsets, n_ref, self_index, include
     return indptr, indices, data
 
 
-@nb.njit(parallel=True, cache=True)
 def knn_rows(query_leaves, members, offsets, n_ref, self_index, k, bounds):
     """The k reference samples sharing most leaves with each query sample.
 
@@ -164,28 +163,52 @@ def knn_rows(query_leaves, members, offsets, n_ref, self_index, k, bounds):
     trees); ties broken by lower index; rows with fewer than k co-leaf
     neighbours are padded with -1 / 0.
     """
+    # uint16 co-leaf counters while the trees allow: at a million samples a thread's counter
+    # is far beyond the L2 cache, and each of a row's hundreds of increments a miss
+    counter = np.zeros(0, np.uint16 if query_leaves.shape[1] <= np.iinfo(np.uint16).max else np.int32)
+    return _knn_rows(query_leaves, members, offsets, n_ref, self_index, k, bounds, counter)
+
+
+@nb.njit(parallel=True, cache=True)
+def _knn_rows(query_leaves, members, offsets, n_ref, self_index, k, bounds, counter_type):
+    """``knn_rows``, its counters of ``counter_type``'s dtype."""
     nq, T = query_leaves.shape
     idx = np.full((nq, k), -1, np.int32)
     w = np.zeros((nq, k), np.float32)
     n_chunks = bounds.shape[0] - 1
     for c in nb.prange(n_chunks):
-        counter = np.zeros(n_ref, np.int32)
+        counter = np.zeros(n_ref, counter_type.dtype)
         touched = np.empty(n_ref, np.int32)
+        keys = np.empty(n_ref, np.int64)
+        hist = np.zeros(T + 1, np.int64)
         for q in range(bounds[c], bounds[c + 1]):
             nt = _count_row(q, query_leaves, members, offsets, self_index[q], counter, touched)
-            # sort key: count descending, then index ascending
-            keys = np.empty(nt, np.int64)
+            # one pass over the row's neighbours (each a random spot of the counter): sort
+            # key (count descending, then index ascending), histogram of counts, reset
             for a in range(nt):
                 j = touched[a]
-                keys[a] = (np.int64(T - counter[j]) << 32) | np.int64(j)
-            keys.sort()
-            m = min(k, nt)
-            for a in range(m):
-                j = np.int32(keys[a] & 0xFFFFFFFF)
-                idx[q, a] = j
-                w[q, a] = counter[j] / T
+                cj = np.int64(counter[j])
+                counter[j] = 0
+                keys[a] = ((T - cj) << 32) | np.int64(j)
+                hist[cj] += 1
+            # the k-th best count: only the neighbours with at least as many are sorted
+            # (most of a row's neighbours share a single tree with it)
+            cut = T
+            acc = hist[T]
+            while cut > 1 and acc < k:
+                cut -= 1
+                acc += hist[cut]
+            hist[:] = 0
+            m = 0
             for a in range(nt):
-                counter[touched[a]] = 0
+                if (keys[a] >> 32) <= T - cut:
+                    keys[m] = keys[a]
+                    m += 1
+            best = keys[:m]
+            best.sort()
+            for a in range(min(k, m)):
+                idx[q, a] = np.int32(best[a] & 0xFFFFFFFF)
+                w[q, a] = (T - (best[a] >> 32)) / T
     return idx, w
 
 
