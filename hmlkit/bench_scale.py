@@ -8,7 +8,10 @@ is its own; every stage runs once on 2,000 samples before the timed run, so that
 stage's time includes compiling or loading its numba kernels. A stage that takes less
 than ``REPEAT_BELOW`` seconds is timed up to ``REPEATS`` times and its best time kept, as
 ``timeit`` does: on a shared machine noise only adds time, and a tenth of a second
-measured once moved a growth exponent by 0.25 between runs of the same code.
+measured once moved a growth exponent by 0.25 between runs of the same code. A stage
+repeated at the sweep's first size is repeated as often at every later size, so that both
+ends of a growth exponent are timed by the same rule (the best of five against one time
+would bias it upwards).
 
 Data: the ``nuswide`` profile (4096-d CNN-like features, 1000 tags) up to 100,000 samples;
 from 300,000 on the feature dimension drops to 512 (``make_synthetic(n_features=512)``)
@@ -55,6 +58,19 @@ REPEAT_BELOW = 1.0  # seconds: a stage quicker than this is timed again ...
 REPEATS = 5  # ... up to this many times in all, its best time kept
 
 
+def best_time(fn, always=False):
+    """(result, best time, timings) of ``fn()``: timed again while its best time is below
+    ``REPEAT_BELOW``, up to ``REPEATS`` times in all; ``always``: ``REPEATS`` times."""
+    best = math.inf
+    for i in range(REPEATS):
+        t = time.perf_counter()
+        res = fn()
+        best = min(best, time.perf_counter() - t)
+        if best >= REPEAT_BELOW and not always:
+            break
+    return res, best, i + 1
+
+
 def _worker_peak_gb(dask_worker=None):
     import resource
 
@@ -62,9 +78,11 @@ def _worker_peak_gb(dask_worker=None):
 
 
 def measure(n, trees=100, n_tags=None, n_features=None, n_clusters=30, n_neighbors=20, seed=0, n_jobs=None,
-            dask_workers=0):
-    """Time every stage once on ``n`` samples (in this process); returns
-    {stage: seconds, "peak_gb_<stage>": the process's peak memory after the stage, ...}.
+            dask_workers=0, repeat=()):
+    """Time every stage on ``n`` samples (in this process); returns {stage: seconds,
+    "peak_gb_<stage>": the process's peak memory after the stage, "timings_<stage>": how
+    many times it was timed, ...}. A stage is timed again while quicker than
+    ``REPEAT_BELOW``, and the stages in ``repeat`` ``REPEATS`` times whatever their time.
     ``dask_workers``: the forest's stages on a LocalCluster of that many processes."""
     import contextlib
 
@@ -97,15 +115,11 @@ def measure(n, trees=100, n_tags=None, n_features=None, n_clusters=30, n_neighbo
         return _peak_gb() + (sum(client.run(_worker_peak_gb).values()) if client is not None else 0.0)
 
     def stage(name, fn, on_cluster=False):
-        best = math.inf
-        for _ in range(REPEATS):
-            t = time.perf_counter()
+        def run_stage():
             with forest_work() if on_cluster else contextlib.nullcontext():
-                res = fn()
-            best = min(best, time.perf_counter() - t)
-            if best >= REPEAT_BELOW:
-                break
-        out[name] = best
+                return fn()
+
+        res, out[name], out[f"timings_{name}"] = best_time(run_stage, name in repeat)
         out[f"peak_gb_{name}"] = peak()
         return res
 
@@ -143,8 +157,10 @@ def measure(n, trees=100, n_tags=None, n_features=None, n_clusters=30, n_neighbo
     return out
 
 
-def _run_one(n, trees, n_tags=None, n_features=None, dask_workers=0):
+def _run_one(n, trees, n_tags=None, n_features=None, dask_workers=0, repeat=()):
     cmd = [sys.executable, "-m", "hmlkit.bench_scale", "--_one", str(n), "--trees", str(trees)]
+    if repeat:
+        cmd += ["--_repeat", ",".join(repeat)]
     if n_tags:
         cmd += ["--_tags", str(n_tags)]
     if n_features:
@@ -176,14 +192,16 @@ def run(ns=(10_000, 30_000, 100_000), trees=100, tags=None, tags_n=30_000, progr
         if any(not isinstance(v, int) or v < 1 for v in values):
             raise ValueError(f"{name} must be positive integers, got {values!r}")
     out = {"n": [], "tags": [], "dask": []}
+    repeat = ()  # the stages timed more than once at the first size: as often at the others
     for n in ns:
         t = time.perf_counter()
-        out["n"].append(_run_one(n, trees, n_features=n_features))
+        out["n"].append(_run_one(n, trees, n_features=n_features, repeat=repeat))
+        repeat = repeat or tuple(s for s in STAGES if out["n"][0].get(f"timings_{s}", 1) > 1)
         if progress:
             progress(f"[scale] n={n:,}: {time.perf_counter() - t:.0f} s ({_summary(out['n'][-1])})")
         if dask_workers:
             t = time.perf_counter()
-            out["dask"].append(_run_one(n, trees, n_features=n_features, dask_workers=dask_workers))
+            out["dask"].append(_run_one(n, trees, n_features=n_features, dask_workers=dask_workers, repeat=repeat))
             if progress:
                 progress(f"[scale] n={n:,} on {dask_workers} Dask workers: {time.perf_counter() - t:.0f} s "
                          f"({_summary(out['dask'][-1])})")
@@ -334,10 +352,11 @@ def main(argv=None):
     p.add_argument("--_one", type=int, help=argparse.SUPPRESS)
     p.add_argument("--_tags", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--_features", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--_repeat", default="", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args._one:
         print(json.dumps(measure(args._one, args.trees, n_tags=args._tags, n_features=args._features,
-                                 dask_workers=args.dask)))
+                                 dask_workers=args.dask, repeat=tuple(s for s in args._repeat.split(",") if s))))
         return 0
     ns = [int(v) for v in args.n.split(",") if v.strip()]
     tags = [int(v) for v in args.tags.split(",") if v.strip()]

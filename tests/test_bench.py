@@ -157,3 +157,31 @@ def test_scaling_exponents_and_dataset():
     assert "exp 1000->2000" in text and "skipped" in text
     with pytest.raises(ValueError, match="positive"):
         bench_scale.run(ns=(0, 10))
+
+
+def test_stages_repeated_at_the_first_size_are_repeated_at_every_size(monkeypatch):
+    """Both ends of a growth exponent are timed by one rule: a stage timed best-of-REPEATS at
+    the first size (quicker than REPEAT_BELOW there) is timed as often at the later sizes."""
+    calls = []
+
+    def fake_run_one(n, trees, n_tags=None, n_features=None, dask_workers=0, repeat=()):
+        calls.append((n, repeat))
+        r = {"n": n, "trees": trees, "n_features": 512, "n_tags": 1000, "peak_gb": 1.0, "skipped": {}}
+        for s in bench_scale.STAGES:
+            r[s] = 0.5 if n == 10 and s == "leaf_knn" else 2.0
+            r[f"timings_{s}"] = bench_scale.REPEATS if (r[s] < bench_scale.REPEAT_BELOW or s in repeat) else 1
+        return r
+
+    monkeypatch.setattr(bench_scale, "_run_one", fake_run_one)
+    bench_scale.run(ns=(10, 20, 40), trees=2, progress=None, dask_workers=1)
+    assert calls[0] == (10, ()) and all(rep == ("leaf_knn",) for _, rep in calls[1:])
+
+
+def test_a_stage_asked_for_is_timed_repeatedly_even_when_slow(monkeypatch):
+    calls = []
+    monkeypatch.setattr(bench_scale, "REPEAT_BELOW", 0.0)  # no stage is quick: each timed once ...
+    assert bench_scale.best_time(lambda: calls.append(1) or len(calls))[::2] == (1, 1)
+    res, best, timings = bench_scale.best_time(lambda: calls.append(1) or len(calls), always=True)  # ... unless asked
+    assert (res, timings) == (1 + bench_scale.REPEATS, bench_scale.REPEATS) and best >= 0
+    monkeypatch.setattr(bench_scale, "REPEAT_BELOW", 1e9)  # every stage quick: best of REPEATS
+    assert bench_scale.best_time(lambda: None)[2] == bench_scale.REPEATS
