@@ -103,6 +103,28 @@ def test_leaf_knn_counts_beyond_uint16_trees():
     np.testing.assert_array_equal(w, np.float32([[1, 0.5], [1, 0.5], [1, 0.5], [1, 0.5]]))
 
 
+def test_leaf_knn_rows_beyond_the_hash_table_are_counted_densely():
+    """A row's co-leaf neighbours are counted in a hash table of HASH_SLOTS entries, and
+    in the dense counter once it has more than HASH_LOAD distinct ones. Rows of both
+    kinds, in one call, give the neighbours of the reference (the k largest of Eq. 10's
+    affinity, ties to the lower index)."""
+    from hmlkit.affinity import _kernels as K
+
+    rng = np.random.default_rng(5)
+    big = K.HASH_LOAD + 500  # samples 0..big-1 share tree 0's first leaf: dense rows
+    n = big + 1500
+    L = rng.integers(0, 400, size=(n, 6)).astype(np.int32)
+    L[:, 0] = np.where(np.arange(n) < big, 0, 1 + np.arange(n))
+    A = leaf_affinity(L).tocsr()
+    idx, w = leaf_knn(L, 7)
+    for i in (0, 1, big - 1, big, big + 1, n - 1):
+        row = A[i]
+        want = sorted((-v, j) for v, j in zip(row.data, row.indices) if j != i)[:7]
+        np.testing.assert_array_equal(idx[i], [j for _, j in want])
+        np.testing.assert_allclose(w[i], [-v for v, _ in want], rtol=1e-6)
+    assert (idx >= 0).all()
+
+
 def test_leaf_affinity_accepts_any_leaf_numbering():
     rng = np.random.default_rng(0)
     L = rng.integers(0, 5, size=(30, 4)) * 1000 + 17  # sparse, non-compact ids
