@@ -205,8 +205,10 @@ def run(ns=(10_000, 30_000, 100_000), trees=100, tags=None, tags_n=30_000, progr
             if progress:
                 progress(f"[scale] n={n:,} on {dask_workers} Dask workers: {time.perf_counter() - t:.0f} s "
                          f"({_summary(out['dask'][-1])})")
+    repeat = ()  # the tag sweep's own first size sets its repeated stages, by the same rule
     for m in tags or ():
-        out["tags"].append(_run_one(tags_n, trees, n_tags=m, n_features=LOW_DIM))
+        out["tags"].append(_run_one(tags_n, trees, n_tags=m, n_features=LOW_DIM, repeat=repeat))
+        repeat = repeat or tuple(s for s in STAGES if out["tags"][0].get(f"timings_{s}", 1) > 1)
         if progress:
             progress(f"[scale] {tags_n:,} samples, {m:,} tags: {_summary(out['tags'][-1])}")
     return out

@@ -162,19 +162,22 @@ def test_scaling_exponents_and_dataset():
 def test_stages_repeated_at_the_first_size_are_repeated_at_every_size(monkeypatch):
     """Both ends of a growth exponent are timed by one rule: a stage timed best-of-REPEATS at
     the first size (quicker than REPEAT_BELOW there) is timed as often at the later sizes."""
-    calls = []
+    calls, tag_calls = [], []
 
     def fake_run_one(n, trees, n_tags=None, n_features=None, dask_workers=0, repeat=()):
-        calls.append((n, repeat))
-        r = {"n": n, "trees": trees, "n_features": 512, "n_tags": 1000, "peak_gb": 1.0, "skipped": {}}
+        (tag_calls if n_tags else calls).append((n_tags or n, repeat))
+        r = {"n": n, "trees": trees, "n_features": 512, "n_tags": n_tags or 1000, "peak_gb": 1.0, "skipped": {}}
         for s in bench_scale.STAGES:
-            r[s] = 0.5 if n == 10 and s == "leaf_knn" else 2.0
+            quick = (n == 10 and s == "leaf_knn") or (n_tags == 100 and s == "tag_graph")
+            r[s] = 0.5 if quick else 2.0
             r[f"timings_{s}"] = bench_scale.REPEATS if (r[s] < bench_scale.REPEAT_BELOW or s in repeat) else 1
         return r
 
     monkeypatch.setattr(bench_scale, "_run_one", fake_run_one)
-    bench_scale.run(ns=(10, 20, 40), trees=2, progress=None, dask_workers=1)
+    bench_scale.run(ns=(10, 20, 40), trees=2, progress=None, dask_workers=1, tags=(100, 1000, 10000), tags_n=30)
     assert calls[0] == (10, ()) and all(rep == ("leaf_knn",) for _, rep in calls[1:])
+    # the tag sweep by the same rule, from its own first vocabulary size
+    assert tag_calls == [(100, ()), (1000, ("tag_graph",)), (10000, ("tag_graph",))]
 
 
 def test_a_stage_asked_for_is_timed_repeatedly_even_when_slow(monkeypatch):
