@@ -233,17 +233,17 @@ def _knn_rows(query_leaves, members, offsets, n_ref, self_index, k, bounds, coun
         hkey = np.full(HASH_SLOTS, -1, np.int32)
         hcount = np.zeros(HASH_SLOTS, counter_type.dtype)
         slots = np.empty(HASH_LOAD, np.int64)
-        counter = np.zeros(0, counter_type.dtype)  # the dense counter, made for the first large row
-        touched = np.empty(0, np.int32)
+        # the dense counter of the rows beyond the table, allocated with the chunk's other
+        # scratch: made lazily (reassigned inside the loop, which numba hoists out of the
+        # prange) it crashed the kernel once the row loop changed around it
+        counter = np.zeros(n_ref, counter_type.dtype)
+        touched = np.empty(n_ref, np.int32)
         best = np.empty(k, np.int64)
         best_id = np.empty(k, np.int64)
         for q in range(bounds[c], bounds[c + 1]):
             nt = _count_row_hashed(q, query_leaves, members, offsets, self_index[q], hkey, hcount, slots)
             hashed = nt >= 0
             if not hashed:
-                if counter.shape[0] == 0:
-                    counter = np.zeros(n_ref, counter_type.dtype)
-                    touched = np.empty(n_ref, np.int32)
                 nt = _count_row(q, query_leaves, members, offsets, self_index[q], counter, touched)
             # the k best by (count descending, index ascending), kept sorted as the row's
             # neighbours are offered (and their counts reset): at a million samples x 100
