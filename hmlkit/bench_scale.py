@@ -179,6 +179,11 @@ def _summary(r):
             + f"; peak {r['peak_gb']:.2f} GB")
 
 
+def _repeated(first):
+    """The stages the first size of a sweep timed more than once (``measure``'s result)."""
+    return tuple(s for s in STAGES if first.get(f"timings_{s}", 1) > 1)
+
+
 def run(ns=(10_000, 30_000, 100_000), trees=100, tags=None, tags_n=30_000, progress=print, dask_workers=0,
         n_features=None):
     """Every stage at each n of ``ns`` (the profile's 1000 tags), then, when ``tags`` is
@@ -196,7 +201,7 @@ def run(ns=(10_000, 30_000, 100_000), trees=100, tags=None, tags_n=30_000, progr
     for n in ns:
         t = time.perf_counter()
         out["n"].append(_run_one(n, trees, n_features=n_features, repeat=repeat))
-        repeat = repeat or tuple(s for s in STAGES if out["n"][0].get(f"timings_{s}", 1) > 1)
+        repeat = repeat or _repeated(out["n"][0])
         if progress:
             progress(f"[scale] n={n:,}: {time.perf_counter() - t:.0f} s ({_summary(out['n'][-1])})")
         if dask_workers:
@@ -208,7 +213,7 @@ def run(ns=(10_000, 30_000, 100_000), trees=100, tags=None, tags_n=30_000, progr
     repeat = ()  # the tag sweep's own first size sets its repeated stages, by the same rule
     for m in tags or ():
         out["tags"].append(_run_one(tags_n, trees, n_tags=m, n_features=LOW_DIM, repeat=repeat))
-        repeat = repeat or tuple(s for s in STAGES if out["tags"][0].get(f"timings_{s}", 1) > 1)
+        repeat = repeat or _repeated(out["tags"][0])
         if progress:
             progress(f"[scale] {tags_n:,} samples, {m:,} tags: {_summary(out['tags'][-1])}")
     return out
