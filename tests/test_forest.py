@@ -4,7 +4,7 @@ import pytest
 import scipy.sparse as sp
 
 from hmlkit import HMLForest
-from hmlkit.affinity import _compact, knn_affinity, leaf_affinity, leaf_knn
+from hmlkit.affinity import _compact, knn_affinity, knn_graph_from_neighbors, leaf_affinity, leaf_knn
 
 
 def _blobs(n=120, seed=0, d=8, untagged=0.2):
@@ -62,9 +62,13 @@ def test_affinity_matches_bruteforce_and_knn_excludes_self():
     assert sp.issparse(A)
     np.testing.assert_allclose(A.toarray(), brute, atol=1e-6)
     idx, w = leaf_knn(L, 5)
+    from hmlkit.affinity import _kernels as K
+
     for i in range(60):
         assert i not in idx[i]
-        order = np.lexsort((np.arange(60), -np.where(np.arange(60) == i, -1, brute[i])))[:5]
+        # equal affinities in the order of their tie keys (a hash of the pair)
+        tie = K.tie_keys(np.full(60, i, np.int64), np.arange(60, dtype=np.int64))
+        order = np.lexsort((tie, -np.where(np.arange(60) == i, -1, brute[i])))[:5]
         np.testing.assert_array_equal(idx[i], order)
         np.testing.assert_allclose(w[i], brute[i, order], atol=1e-6)
     # new samples: affinity to the training samples
@@ -75,8 +79,10 @@ def test_affinity_matches_bruteforce_and_knn_excludes_self():
 @pytest.mark.parametrize("T", [255, 256, 300])
 def test_leaf_knn_counts_up_to_every_tree(T):
     """A co-leaf count reaches T when two samples share every leaf, and the lists
-    order by count, then by index, as a brute-force count does (around 256 trees,
-    where a one-byte counter would wrap)."""
+    order by count, then by the pair's tie key, as a brute-force count does (around
+    256 trees, where a one-byte counter would wrap)."""
+    from hmlkit.affinity import _kernels as K
+
     rng = np.random.default_rng(T)
     L = rng.integers(0, 50, size=(200, T))
     L[1] = L[0]  # 0 and 1 share all T leaves
@@ -87,7 +93,8 @@ def test_leaf_knn_counts_up_to_every_tree(T):
     assert idx[0, 0] == 1 and w[0, 0] == 1.0 and idx[0, 1] == 2 and w[0, 1] == np.float32((T - 1) / T)
     for i in range(200):
         b = np.where(np.arange(200) == i, -1, brute[i])
-        order = np.lexsort((np.arange(200), -b))[:3]
+        tie = K.tie_keys(np.full(200, i, np.int64), np.arange(200, dtype=np.int64))
+        order = np.lexsort((tie, -b))[:3]
         np.testing.assert_array_equal(idx[i], order)
         np.testing.assert_array_equal(w[i], (b[order] / T).astype(np.float32))
 
@@ -98,8 +105,14 @@ def test_leaf_knn_counts_beyond_uint16_trees():
     T = 70_000
     L = np.zeros((4, T), np.int32)
     L[2:, ::2] = 1  # samples 2, 3 share every other tree with 0 and 1, and all with each other
+    from hmlkit.affinity import _kernels as K
+
     idx, w = leaf_knn(L, 2)
-    np.testing.assert_array_equal(idx, [[1, 2], [0, 2], [3, 0], [2, 0]])
+    np.testing.assert_array_equal(idx[:, 0], [1, 0, 3, 2])
+    # the second neighbour: of the two tied at T / 2, the one with the smaller tie key
+    for i, (a, b) in enumerate([(2, 3), (2, 3), (0, 1), (0, 1)]):
+        ka, kb = K.tie_keys(np.int64([i, i]), np.int64([a, b]))
+        assert idx[i, 1] == (a if ka < kb else b)
     np.testing.assert_array_equal(w, np.float32([[1, 0.5], [1, 0.5], [1, 0.5], [1, 0.5]]))
 
 
@@ -107,7 +120,7 @@ def test_leaf_knn_rows_beyond_the_hash_table_are_counted_densely():
     """A row's co-leaf neighbours are counted in a hash table of HASH_SLOTS entries, and
     in the dense counter once it has more than HASH_LOAD distinct ones. Rows of both
     kinds, in one call, give the neighbours of the reference (the k largest of Eq. 10's
-    affinity, ties to the lower index)."""
+    affinity, equal ones in the order of their tie keys)."""
     from hmlkit.affinity import _kernels as K
 
     rng = np.random.default_rng(5)
@@ -119,10 +132,25 @@ def test_leaf_knn_rows_beyond_the_hash_table_are_counted_densely():
     idx, w = leaf_knn(L, 7)
     for i in (0, 1, big - 1, big, big + 1, n - 1):
         row = A[i]
-        want = sorted((-v, j) for v, j in zip(row.data, row.indices) if j != i)[:7]
-        np.testing.assert_array_equal(idx[i], [j for _, j in want])
-        np.testing.assert_allclose(w[i], [-v for v, _ in want], rtol=1e-6)
+        tie = K.tie_keys(np.full(row.nnz, i, np.int64), row.indices.astype(np.int64))
+        want = sorted((-v, h, j) for v, h, j in zip(row.data, tie, row.indices) if j != i)[:7]
+        np.testing.assert_array_equal(idx[i], [j for _, _, j in want])
+        np.testing.assert_allclose(w[i], [-v for v, _, _ in want], rtol=1e-6)
     assert (idx >= 0).all()
+
+
+def test_leaf_knn_ties_do_not_make_the_first_samples_hubs():
+    """Equal co-leaf counts are ordered by a hash of the pair, not by the lower index: in one
+    leaf of 300 samples every pair ties, and the lowest indices would be every row's k
+    neighbours (in-degree 299 for samples 0..4). The same order in the general kNN builder."""
+    L = np.zeros((300, 1), np.int32)
+    idx, w = leaf_knn(L, 5)
+    assert (w == 1).all() and (idx != np.arange(300)[:, None]).all()
+    indeg = np.bincount(idx.ravel(), minlength=300)
+    assert indeg.max() <= 20 and (indeg[:5] < 20).all()
+    ref = knn_affinity(leaf_affinity(L), 5)
+    mine = knn_graph_from_neighbors(idx, w, 300)
+    assert (ref != mine).nnz == 0
 
 
 def test_leaf_affinity_accepts_any_leaf_numbering():
@@ -298,8 +326,6 @@ def test_same_seed_same_forest_compiled_or_loaded_from_numba_cache(tmp_path):
 def test_knn_affinity_of_leaf_affinity_is_the_kernels_knn_graph():
     """One kNN graph: the general builder on Eq. 10's affinity gives the graph the
     kernels build from the leaves directly (same top-k, same ties, same weights)."""
-    from hmlkit.affinity import knn_graph_from_neighbors
-
     rng = np.random.default_rng(3)
     leaves = rng.integers(0, 6, size=(150, 10))
     for k in (1, 5, 20):

@@ -123,7 +123,8 @@ def leaf_knn(leaves, n_neighbors=20, query_leaves=None, self_index=None):
 
 def knn_affinity(A, n_neighbors=20):
     """Keep each row's ``n_neighbors`` largest off-diagonal affinities, then
-    symmetrise by the element-wise maximum ("or" kNN graph).
+    symmetrise by the element-wise maximum ("or" kNN graph). Equal affinities
+    are ordered by a hash of the pair (row, column), as in ``leaf_knn``.
 
     ``A`` may be sparse or dense (n, n) and non-negative.
     """
@@ -146,9 +147,10 @@ def knn_affinity(A, n_neighbors=20):
     A.setdiag(0)
     A = A.tocsr()
     A.eliminate_zeros()
-    # each row's k largest, ties to the lower column (as the kernels' knn_rows)
+    # each row's k largest, equal ones ordered by a hash of (row, column), as the kernels'
+    # kNN rows order them (by the lower column, the first samples became hubs)
     rows = np.repeat(np.arange(n), np.diff(A.indptr))
-    order = np.lexsort((A.indices, -A.data, rows))
+    order = np.lexsort((K.tie_keys(rows.astype(np.int64), A.indices.astype(np.int64)), -A.data, rows))
     rank = np.arange(order.size) - np.repeat(A.indptr[:-1], np.diff(A.indptr))
     keep = order[rank < k]
     return symmetric_graph(rows[keep], A.indices[keep], A.data[keep], n)
