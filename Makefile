@@ -10,7 +10,7 @@ JOBS   ?= 2
 # torch comes from the CPU wheel where one is offered locally; the deep extra is optional.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: install install-deep studies demo test bench clean clean-numba
+.PHONY: install install-deep studies demo test bench warm clean clean-numba
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,10 @@ test: install-deep
 
 bench: install
 	$(BIN)/python -m hmlkit.bench
+
+# compile every numba kernel once (processes started together then all load the cache)
+warm: install
+	$(BIN)/python -m hmlkit.warm
 
 clean: clean-numba
 	rm -rf $(VENV) results .pytest_cache

@@ -49,3 +49,23 @@ def test_unwritable_package_is_left_alone(tmp_path):
         assert len(_caches(tmp_path)) == 3
     finally:
         os.chmod(tmp_path / "__pycache__", 0o700)
+
+
+
+def test_warm_calls_a_kernel_of_every_module_that_has_them():
+    """``hmlkit.warm`` calls each module's kernels (a module whose estimators it skipped would
+    have no compiled or cache-loaded signature), and reports the time of each part."""
+    import importlib
+
+    from numba.core.registry import CPUDispatcher
+
+    from hmlkit.warm import compile_kernels
+
+    parts = compile_kernels()
+    assert list(parts) == ["forest", "clustering", "completion", "cosine kNN", "baselines"]
+    for name in ("forest._builder", "forest._keys", "affinity._kernels", "affinity._graph", "complete._kernels",
+                 "baselines.ccforest", "baselines.classic", "baselines.ghfart", "baselines.mmc", "features",
+                 "metrics"):
+        mod = importlib.import_module(f"hmlkit.{name}")
+        kernels = [f for f in vars(mod).values() if isinstance(f, CPUDispatcher)]
+        assert kernels and any(f.signatures for f in kernels), name

@@ -1,0 +1,80 @@
+"""Compile the kit's Numba kernels once, into Numba's disk cache: ``python -m hmlkit.warm``.
+
+Numba compiles a kernel on its first call, and a cold compile of the forest and the
+clustering pipeline takes about a minute. Processes started together (notebooks run
+side by side, test workers, Dask workers) each compile the same kernels until one of
+them has written the cache; run once after an install or an update, this leaves them
+all loading it. Every Numba kernel is called here on a tiny problem, with the argument
+types the estimators pass it, through the public estimators where one calls it.
+"""
+from __future__ import annotations
+
+import time
+
+
+def compile_kernels(log=None):
+    """Call every Numba kernel once on a tiny problem; returns {part: seconds}."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from hmlkit import HMLClustering, HMLForest, HMLTagCompleter
+    from hmlkit.affinity import cosine_knn_graph, leaf_affinity
+    from hmlkit.baselines.ccforest import ConstrainedClusteringForest
+    from hmlkit.baselines.classic import AffinityPropagationClustering
+    from hmlkit.baselines.ghfart import GHFART
+    from hmlkit.baselines.mmc import MMC
+    from hmlkit.data import hide_tags, make_synthetic
+    from hmlkit.features import hik_feature_map
+    from hmlkit.metrics import completion_scores
+
+    D = make_synthetic("trecvid", n_samples=120, random_state=0)
+    X, Y, layers = D.X, D.Y, D.layers
+    k = 3
+
+    def forest():
+        f = HMLForest(n_estimators=2, random_state=0).fit(X, Y, layers)
+        f.apply(X)
+        leaf_affinity(f.train_leaves_, f.apply(X[:5]))
+        HMLForest(n_estimators=2, random_state=0, hierarchy=False).fit(X, Y)
+
+    def clustering():
+        HMLClustering(k, n_estimators=2, random_state=0).fit_predict(X, Y, layers)
+
+    def completion():
+        obs, hidden = hide_tags(D, frac=0.4, random_state=0)
+        for method in ("AM", "LN", "GC"):
+            c = HMLTagCompleter(method, n_estimators=2, n_clusters=k, random_state=0)
+            scores = c.fit(obs.X, obs.Y, obs.layers).predict_scores()
+        completion_scores(scores, obs.Y, hidden)
+
+    def cosine():
+        Z = sp.csr_matrix(Y, dtype=np.float64)
+        for algorithm in ("brute", "inverted", "window"):
+            cosine_knn_graph(Z, 5, algorithm=algorithm)
+
+    def baselines():
+        ConstrainedClusteringForest(k, n_estimators=2, random_state=0).fit(X, Y)
+        AffinityPropagationClustering(k, random_state=0).fit(X)
+        GHFART(n_clusters=k, random_state=0).fit(X, Y)
+        MMC(k, max_iter=2, random_state=0).fit(X)
+        hik_feature_map(np.abs(X[:10]))
+
+    out = {}
+    for name, part in (("forest", forest), ("clustering", clustering), ("completion", completion),
+                       ("cosine kNN", cosine), ("baselines", baselines)):
+        t = time.perf_counter()
+        part()
+        out[name] = time.perf_counter() - t
+        if log:
+            log(f"{name}: {out[name]:.1f} s")
+    return out
+
+
+def main():
+    t = time.perf_counter()
+    compile_kernels(log=print)
+    print(f"Numba kernels compiled or loaded in {time.perf_counter() - t:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
