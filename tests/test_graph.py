@@ -120,3 +120,32 @@ def test_knn_lists_bad_input_is_refused():
         knn_graph_from_neighbors(idx.astype(float), w, 3)
     g = knn_graph_from_neighbors(idx[:2], w[:2], 3)  # fewer lists than nodes: the rest have only mirrored edges
     assert g.shape == (3, 3) and g[2, 1] == 1.0 and g[1, 2] == 1.0 and g[2, 0] == 0.0
+
+
+def test_graph_is_the_same_whatever_the_number_of_threads():
+    """The graph kernels run rows and chunks in parallel: one thread or two, the same
+    arrays, on kNN lists and on an unordered edge list with duplicate edges (whose
+    weights are summed in input order) long enough for several first-pass chunks."""
+    import numba
+
+    rng = np.random.default_rng(11)
+    n, k, E = 30000, 12, 300000
+    idx = rng.integers(0, n, (n, k)).astype(np.int32)
+    idx[::7, -2:] = -1
+    w = rng.random((n, k)).astype(np.float32)
+    rows = rng.integers(0, n, E)
+    cols = rng.integers(0, n, E)
+    ew = rng.random(E)
+    before = numba.get_num_threads()
+    out = []
+    try:
+        for threads in (1, 2):
+            numba.set_num_threads(threads)
+            out.append((_graph.symmetric_max_knn(idx, w, n), _graph.symmetric_max(rows, cols, ew, n)))
+    finally:
+        numba.set_num_threads(before)
+    for a, b in zip(*out):
+        for x, y in zip(a, b):
+            assert x.dtype == y.dtype and np.array_equal(x, y)
+    _same(knn_graph_from_neighbors(idx, w, n), _scipy(np.repeat(np.arange(n), k)[(idx >= 0).ravel()], idx[idx >= 0],
+                                                         w[idx >= 0], n))

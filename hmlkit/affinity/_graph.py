@@ -14,92 +14,126 @@ import numba as nb
 import numpy as np
 
 RADIX_BITS = 8  # first-pass buckets: 256 write fronts (two arrays) stay in L1/L2 and the TLB
+GROUP_CHUNKS = 16  # most chunks of the first pass (each one write front per bucket)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, parallel=True)
 def _group_by(key, other, w, n, ptr, o_out, w_out):
     """Stable sort of the entries (key, other, w), key in [0, n), other < 2**32, by
     key: fills ``ptr`` (n + 1) and the grouped ``o_out``, ``w_out`` (each group in
-    input order)."""
+    input order). The entries are cut into chunks, each scattered by its own thread
+    to its own part of every bucket (chunk-major within a bucket: stable), then the
+    buckets are grouped in parallel; the result is the same whatever the threads."""
     E = key.shape[0]
     bits = 0
     while (1 << bits) < n:
         bits += 1
     shift = max(0, bits - RADIX_BITS)
     n_buckets = ((n - 1) >> shift) + 1 if n > 0 else 0
+    P = max(1, min(GROUP_CHUNKS, E // 65536))
+    cut = np.empty(P + 1, np.int64)
+    for c in range(P + 1):
+        cut[c] = E * c // P
+    count = np.zeros((P, n_buckets + 1), np.int64)
+    for c in nb.prange(P):
+        for e in range(cut[c], cut[c + 1]):
+            count[c, key[e] >> shift] += 1
+    # each chunk's write front in each bucket: buckets in order, chunks in order within one
     start = np.zeros(n_buckets + 1, np.int64)
-    for e in range(E):
-        start[(key[e] >> shift) + 1] += 1
+    front = np.empty((P, n_buckets + 1), np.int64)
+    s = 0
     for b in range(n_buckets):
-        start[b + 1] += start[b]
-    fill = start[:-1].copy()
+        start[b] = s
+        for c in range(P):
+            front[c, b] = s
+            s += count[c, b]
+    start[n_buckets] = s
     packed = np.empty(E, np.int64)  # key << 32 | other: one write front per bucket, not two
     w1 = np.empty(E, np.float64)
-    for e in range(E):
-        b = key[e] >> shift
-        p = fill[b]
-        fill[b] = p + 1
-        packed[p] = (np.int64(key[e]) << 32) | np.int64(other[e])
-        w1[p] = w[e]
+    for c in nb.prange(P):
+        for e in range(cut[c], cut[c + 1]):
+            b = key[e] >> shift
+            p = front[c, b]
+            front[c, b] = p + 1
+            packed[p] = (np.int64(key[e]) << 32) | np.int64(other[e])
+            w1[p] = w[e]
     width = 1 << shift
-    local = np.zeros(width + 1, np.int64)
     ptr[0] = 0
-    for b in range(n_buckets):
-        s, t = start[b], start[b + 1]
-        base = b << shift
-        hi = min(n, base + width)
-        for j in range(hi - base + 1):
-            local[j] = 0
-        for e in range(s, t):
-            local[(packed[e] >> 32) - base + 1] += 1
-        for j in range(hi - base):
-            local[j + 1] += local[j]
-            ptr[base + j + 1] = s + local[j + 1]
-        for e in range(s, t):
-            j = (packed[e] >> 32) - base
-            p = s + local[j]
-            local[j] += 1
-            o_out[p] = packed[e] & 0xFFFFFFFF
-            w_out[p] = w1[e]
+    for b in nb.prange(n_buckets):
+        _group_bucket(packed, w1, start[b], start[b + 1], b << shift, min(n, (b << shift) + width), ptr, o_out, w_out)
 
 
 @nb.njit(cache=True)
+def _group_bucket(packed, w1, s, t, base, hi, ptr, o_out, w_out):
+    """The second pass of ``_group_by`` on one bucket (entries s..t, keys base..hi)."""
+    local = np.zeros(hi - base + 1, np.int64)
+    for e in range(s, t):
+        local[(packed[e] >> 32) - base + 1] += 1
+    for j in range(hi - base):
+        local[j + 1] += local[j]
+        ptr[base + j + 1] = s + local[j + 1]
+    for e in range(s, t):
+        j = (packed[e] >> 32) - base
+        p = s + local[j]
+        local[j] += 1
+        o_out[p] = packed[e] & 0xFFFFFFFF
+        w_out[p] = w1[e]
+
+
+@nb.njit(cache=True)
+def _sort_row(cols, w, s, t):
+    """Entries s..t sorted by column, stable (insertion sort for short rows, as kNN rows
+    are); duplicate columns summed in that order, moved to the front; returns their count."""
+    if t - s > 32:
+        o = np.argsort(cols[s:t], kind="mergesort")
+        c2 = cols[s:t][o]
+        w2 = w[s:t][o]
+        cols[s:t] = c2
+        w[s:t] = w2
+    else:
+        for a in range(s + 1, t):
+            c = cols[a]
+            x = w[a]
+            b = a - 1
+            while b >= s and cols[b] > c:
+                cols[b + 1] = cols[b]
+                w[b + 1] = w[b]
+                b -= 1
+            cols[b + 1] = c
+            w[b + 1] = x
+    q = s
+    a = s
+    while a < t:
+        c = cols[a]
+        x = w[a]
+        a += 1
+        while a < t and cols[a] == c:
+            x += w[a]
+            a += 1
+        cols[q] = c
+        w[q] = x
+        q += 1
+    return q - s
+
+
+@nb.njit(cache=True, parallel=True)
 def _sort_rows_sum_duplicates(ptr, cols, w):
     """Each row's entries sorted by column, duplicate columns summed (canonical CSR,
-    in place, ``ptr`` updated); returns the number of entries."""
+    in place, ``ptr`` updated); returns the number of entries. Rows in parallel; the
+    rows are closed up afterwards only where duplicates were summed."""
     n = ptr.shape[0] - 1
-    q = 0
+    kept = np.empty(n, np.int64)
+    for i in nb.prange(n):
+        kept[i] = _sort_row(cols, w, ptr[i], ptr[i + 1])
+    q = ptr[0]
     s = ptr[0]
     for i in range(n):
         t = ptr[i + 1]
-        if t - s > 32:
-            o = np.argsort(cols[s:t], kind="mergesort")
-            c2 = cols[s:t][o]
-            w2 = w[s:t][o]
-            cols[s:t] = c2
-            w[s:t] = w2
-        else:  # insertion sort (kNN rows are short), stable
-            for a in range(s + 1, t):
-                c = cols[a]
-                x = w[a]
-                b = a - 1
-                while b >= s and cols[b] > c:
-                    cols[b + 1] = cols[b]
-                    w[b + 1] = w[b]
-                    b -= 1
-                cols[b + 1] = c
-                w[b + 1] = x
-        a = s
-        while a < t:
-            c = cols[a]
-            x = w[a]
-            a += 1
-            while a < t and cols[a] == c:
-                x += w[a]
-                a += 1
-            cols[q] = c
-            w[q] = x
-            q += 1
+        if q != s:
+            for a in range(kept[i]):
+                cols[q + a] = cols[s + a]
+                w[q + a] = w[s + a]
+        q += kept[i]
         ptr[i + 1] = q
         s = t
     return q
@@ -132,41 +166,39 @@ def symmetric_max(rows, cols, w, n):
     return _max_with_transpose(fptr, fcol, fw, n)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, parallel=True)
 def symmetric_max_knn(idx, w, n):
     """``symmetric_max`` of the kNN lists' edges i -> idx[i, a], weight w[i, a]
     (negative idx: padding, skipped), read from the lists in place: no edge arrays."""
     q, k = idx.shape
-    E = 0
-    for i in range(q):
+    kept = np.zeros(n, np.int64)
+    for i in nb.prange(q):
         for a in range(k):
             if idx[i, a] >= 0:
-                E += 1
-    fptr = np.empty(n + 1, np.int64)
-    fcol = np.empty(E, np.int32)
-    fw = np.empty(E, np.float64)
-    fptr[0] = 0
-    e = 0
-    for i in range(q):
+                kept[i] += 1
+    fptr = np.zeros(n + 1, np.int64)
+    for i in range(n):
+        fptr[i + 1] = fptr[i] + kept[i]
+    fcol = np.empty(fptr[n], np.int32)
+    fw = np.empty(fptr[n], np.float64)
+    for i in nb.prange(q):
+        e = fptr[i]
         for a in range(k):
             j = idx[i, a]
             if j >= 0:
                 fcol[e] = j
                 fw[e] = w[i, a]
                 e += 1
-        fptr[i + 1] = e
-    for i in range(q, n):
-        fptr[i + 1] = e
     return _max_with_transpose(fptr, fcol, fw, n)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, parallel=True)
 def _max_with_transpose(fptr, fcol, fw, n):
     """max(S, S^T) in CSR, S given row-grouped (``fptr``, ``fcol``, ``fw``; rows not
     yet sorted, duplicates not yet summed: done here, in place)."""
     nnz = _sort_rows_sum_duplicates(fptr, fcol, fw)
     src = np.empty(nnz, np.int32)
-    for i in range(n):
+    for i in nb.prange(n):
         for a in range(fptr[i], fptr[i + 1]):
             src[a] = i
     # S^T: S's entries grouped by column; stable, so each group's rows ascend
@@ -175,35 +207,41 @@ def _max_with_transpose(fptr, fcol, fw, n):
     tw = np.empty(nnz, np.float64)
     _group_by(fcol[:nnz], src, fw[:nnz], n, tptr, trow, tw)
     # the merge of each row's two sorted lists, twice: count, then fill arrays of the exact size
+    size = np.empty(n, np.int64)
+    for i in nb.prange(n):
+        size[i] = _merge_row(fcol, fw, fptr[i], fptr[i + 1], trow, tw, tptr[i], tptr[i + 1], False, src, fw, 0)
     indptr = np.zeros(n + 1, np.int64)
-    indices = np.empty(0, np.int32)
-    data = np.empty(0, np.float64)
-    for fill in (False, True):
-        if fill:
-            indices = np.empty(indptr[n], np.int32)
-            data = np.empty(indptr[n], np.float64)
-        q = 0
-        for i in range(n):
-            a, ae = fptr[i], fptr[i + 1]
-            b, be = tptr[i], tptr[i + 1]
-            while a < ae or b < be:
-                if b >= be or (a < ae and fcol[a] < trow[b]):
-                    c, x = fcol[a], max(fw[a], 0.0)
-                    a += 1
-                elif a >= ae or trow[b] < fcol[a]:
-                    c, x = trow[b], max(tw[b], 0.0)
-                    b += 1
-                else:
-                    c, x = fcol[a], max(fw[a], tw[b])
-                    a += 1
-                    b += 1
-                if x != 0.0:
-                    if fill:
-                        indices[q] = c
-                        data[q] = x
-                    q += 1
-            indptr[i + 1] = q
+    for i in range(n):
+        indptr[i + 1] = indptr[i] + size[i]
+    indices = np.empty(indptr[n], np.int32)
+    data = np.empty(indptr[n], np.float64)
+    for i in nb.prange(n):
+        _merge_row(fcol, fw, fptr[i], fptr[i + 1], trow, tw, tptr[i], tptr[i + 1], True, indices, data, indptr[i])
     return indptr, indices, data
+
+
+@nb.njit(cache=True, inline="always")
+def _merge_row(fcol, fw, a, ae, trow, tw, b, be, fill, indices, data, q):
+    """Row i of max(S, S^T): the merge of its sorted lists in S (a..ae) and S^T (b..be),
+    entries of 0 left out; written from ``q`` on when ``fill``; returns their count."""
+    q0 = q
+    while a < ae or b < be:
+        if b >= be or (a < ae and fcol[a] < trow[b]):
+            c, x = fcol[a], max(fw[a], 0.0)
+            a += 1
+        elif a >= ae or trow[b] < fcol[a]:
+            c, x = trow[b], max(tw[b], 0.0)
+            b += 1
+        else:
+            c, x = fcol[a], max(fw[a], tw[b])
+            a += 1
+            b += 1
+        if x != 0.0:
+            if fill:
+                indices[q] = c
+                data[q] = x
+            q += 1
+    return q - q0
 
 
 @nb.njit(cache=True, parallel=True)
