@@ -12,8 +12,15 @@ from __future__ import annotations
 import time
 
 
-def compile_kernels(log=None):
-    """Call every Numba kernel once on a tiny problem; returns {part: seconds}."""
+PARTS = ("forest", "clustering", "completion", "cosine", "baselines")
+
+
+def compile_kernels(parts=PARTS, log=None):
+    """Call the Numba kernels of each of ``parts`` (all by default: every kernel) once on
+    a tiny problem; returns {part: seconds}."""
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown:
+        raise ValueError(f"unknown part(s) {unknown}; choose among {', '.join(PARTS)}")
     import numpy as np
     import scipy.sparse as sp
 
@@ -60,8 +67,10 @@ def compile_kernels(log=None):
         hik_feature_map(np.abs(X[:10]))
 
     out = {}
-    for name, part in (("forest", forest), ("clustering", clustering), ("completion", completion),
-                       ("cosine kNN", cosine), ("baselines", baselines)):
+    run = {"forest": forest, "clustering": clustering, "completion": completion, "cosine": cosine,
+           "baselines": baselines}
+    for name in parts:
+        part = run[name]
         t = time.perf_counter()
         part()
         out[name] = time.perf_counter() - t
@@ -70,9 +79,12 @@ def compile_kernels(log=None):
     return out
 
 
-def main():
+def main(argv=None):
+    """``python -m hmlkit.warm [part ...]``: the given parts (default all), in this process."""
+    import sys
+
     t = time.perf_counter()
-    compile_kernels(log=print)
+    compile_kernels(tuple(sys.argv[1:] if argv is None else argv) or PARTS, log=print)
     print(f"Numba kernels compiled or loaded in {time.perf_counter() - t:.1f} s")
 
 

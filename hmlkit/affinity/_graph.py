@@ -34,13 +34,13 @@ def _group_by(key, other, w, n, ptr, o_out, w_out):
     cut = np.empty(P + 1, np.int64)
     for c in range(P + 1):
         cut[c] = E * c // P
-    count = np.zeros((P, n_buckets + 1), np.int64)
+    count = np.zeros((P, n_buckets), np.int64)
     for c in nb.prange(P):
         for e in range(cut[c], cut[c + 1]):
             count[c, key[e] >> shift] += 1
     # each chunk's write front in each bucket: buckets in order, chunks in order within one
     start = np.zeros(n_buckets + 1, np.int64)
-    front = np.empty((P, n_buckets + 1), np.int64)
+    front = np.empty((P, n_buckets), np.int64)
     s = 0
     for b in range(n_buckets):
         start[b] = s
