@@ -176,9 +176,7 @@ def symmetric_max_knn(idx, w, n):
         for a in range(k):
             if idx[i, a] >= 0:
                 kept[i] += 1
-    fptr = np.zeros(n + 1, np.int64)
-    for i in range(n):
-        fptr[i + 1] = fptr[i] + kept[i]
+    fptr = _row_pointers(kept)
     fcol = np.empty(fptr[n], np.int32)
     fw = np.empty(fptr[n], np.float64)
     for i in nb.prange(q):
@@ -210,14 +208,21 @@ def _max_with_transpose(fptr, fcol, fw, n):
     size = np.empty(n, np.int64)
     for i in nb.prange(n):
         size[i] = _merge_row(fcol, fw, fptr[i], fptr[i + 1], trow, tw, tptr[i], tptr[i + 1], False, src, fw, 0)
-    indptr = np.zeros(n + 1, np.int64)
-    for i in range(n):
-        indptr[i + 1] = indptr[i] + size[i]
+    indptr = _row_pointers(size)
     indices = np.empty(indptr[n], np.int32)
     data = np.empty(indptr[n], np.float64)
     for i in nb.prange(n):
         _merge_row(fcol, fw, fptr[i], fptr[i + 1], trow, tw, tptr[i], tptr[i + 1], True, indices, data, indptr[i])
     return indptr, indices, data
+
+
+@nb.njit(cache=True)
+def _row_pointers(count):
+    """CSR row pointers (n + 1) of rows holding ``count[i]`` entries each."""
+    ptr = np.zeros(count.shape[0] + 1, np.int64)
+    for i in range(count.shape[0]):
+        ptr[i + 1] = ptr[i] + count[i]
+    return ptr
 
 
 @nb.njit(cache=True, inline="always")
