@@ -5,6 +5,7 @@ import scipy.sparse as sp
 
 from hmlkit import HMLForest
 from hmlkit.affinity import _compact, knn_affinity, knn_graph_from_neighbors, leaf_affinity, leaf_knn
+from hmlkit.affinity import _kernels as K
 
 
 def _blobs(n=120, seed=0, d=8, untagged=0.2):
@@ -17,6 +18,15 @@ def _blobs(n=120, seed=0, d=8, untagged=0.2):
     Y[np.arange(n), 3 + (g + rng.integers(0, 2, n)) % 4] = 1  # specific tags shared across groups
     Y[rng.random(n) < untagged] = 0
     return X, Y, [np.arange(3), np.arange(3, 7)], g
+
+
+def _knn_reference(i, cols, aff, k):
+    """Positions of the k largest of ``aff`` (sample i's affinities to ``cols``), i itself
+    left out, equal ones in the order of the pair's tie key (as the kNN kernels order them)."""
+    cols = np.asarray(cols, np.int64)
+    keep = np.flatnonzero(cols != i)
+    tie = K.tie_keys(np.full(keep.size, i, np.int64), cols[keep])
+    return keep[np.lexsort((tie, -np.asarray(aff)[keep]))[:k]]
 
 
 def test_same_seed_same_forest_whatever_n_jobs():
@@ -62,13 +72,9 @@ def test_affinity_matches_bruteforce_and_knn_excludes_self():
     assert sp.issparse(A)
     np.testing.assert_allclose(A.toarray(), brute, atol=1e-6)
     idx, w = leaf_knn(L, 5)
-    from hmlkit.affinity import _kernels as K
-
     for i in range(60):
         assert i not in idx[i]
-        # equal affinities in the order of their tie keys (a hash of the pair)
-        tie = K.tie_keys(np.full(60, i, np.int64), np.arange(60, dtype=np.int64))
-        order = np.lexsort((tie, -np.where(np.arange(60) == i, -1, brute[i])))[:5]
+        order = _knn_reference(i, np.arange(60), brute[i], 5)
         np.testing.assert_array_equal(idx[i], order)
         np.testing.assert_allclose(w[i], brute[i, order], atol=1e-6)
     # new samples: affinity to the training samples
@@ -81,8 +87,6 @@ def test_leaf_knn_counts_up_to_every_tree(T):
     """A co-leaf count reaches T when two samples share every leaf, and the lists
     order by count, then by the pair's tie key, as a brute-force count does (around
     256 trees, where a one-byte counter would wrap)."""
-    from hmlkit.affinity import _kernels as K
-
     rng = np.random.default_rng(T)
     L = rng.integers(0, 50, size=(200, T))
     L[1] = L[0]  # 0 and 1 share all T leaves
@@ -92,11 +96,9 @@ def test_leaf_knn_counts_up_to_every_tree(T):
     idx, w = leaf_knn(L, 3)
     assert idx[0, 0] == 1 and w[0, 0] == 1.0 and idx[0, 1] == 2 and w[0, 1] == np.float32((T - 1) / T)
     for i in range(200):
-        b = np.where(np.arange(200) == i, -1, brute[i])
-        tie = K.tie_keys(np.full(200, i, np.int64), np.arange(200, dtype=np.int64))
-        order = np.lexsort((tie, -b))[:3]
+        order = _knn_reference(i, np.arange(200), brute[i], 3)
         np.testing.assert_array_equal(idx[i], order)
-        np.testing.assert_array_equal(w[i], (b[order] / T).astype(np.float32))
+        np.testing.assert_array_equal(w[i], (brute[i, order] / T).astype(np.float32))
 
 
 def test_leaf_knn_counts_beyond_uint16_trees():
@@ -105,8 +107,6 @@ def test_leaf_knn_counts_beyond_uint16_trees():
     T = 70_000
     L = np.zeros((4, T), np.int32)
     L[2:, ::2] = 1  # samples 2, 3 share every other tree with 0 and 1, and all with each other
-    from hmlkit.affinity import _kernels as K
-
     idx, w = leaf_knn(L, 2)
     np.testing.assert_array_equal(idx[:, 0], [1, 0, 3, 2])
     # the second neighbour: of the two tied at T / 2, the one with the smaller tie key
@@ -121,8 +121,6 @@ def test_leaf_knn_rows_beyond_the_hash_table_are_counted_densely():
     in the dense counter once it has more than HASH_LOAD distinct ones. Rows of both
     kinds, in one call, give the neighbours of the reference (the k largest of Eq. 10's
     affinity, equal ones in the order of their tie keys)."""
-    from hmlkit.affinity import _kernels as K
-
     rng = np.random.default_rng(5)
     big = K.HASH_LOAD + 500  # samples 0..big-1 share tree 0's first leaf: dense rows
     n = big + 1500
@@ -132,10 +130,9 @@ def test_leaf_knn_rows_beyond_the_hash_table_are_counted_densely():
     idx, w = leaf_knn(L, 7)
     for i in (0, 1, big - 1, big, big + 1, n - 1):
         row = A[i]
-        tie = K.tie_keys(np.full(row.nnz, i, np.int64), row.indices.astype(np.int64))
-        want = sorted((-v, h, j) for v, h, j in zip(row.data, tie, row.indices) if j != i)[:7]
-        np.testing.assert_array_equal(idx[i], [j for _, _, j in want])
-        np.testing.assert_allclose(w[i], [-v for v, _, _ in want], rtol=1e-6)
+        want = _knn_reference(i, row.indices, row.data, 7)
+        np.testing.assert_array_equal(idx[i], row.indices[want])
+        np.testing.assert_allclose(w[i], row.data[want], rtol=1e-6)
     assert (idx >= 0).all()
 
 

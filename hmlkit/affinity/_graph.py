@@ -206,7 +206,7 @@ def _max_with_transpose(fptr, fcol, fw, n):
     _group_by(fcol[:nnz], src, fw[:nnz], n, tptr, trow, tw)
     # the merge of each row's two sorted lists, twice: count, then fill arrays of the exact size
     size = np.empty(n, np.int64)
-    for i in nb.prange(n):
+    for i in nb.prange(n):  # counting only: the output arrays passed (src, fw) are not written
         size[i] = _merge_row(fcol, fw, fptr[i], fptr[i + 1], trow, tw, tptr[i], tptr[i + 1], False, src, fw, 0)
     indptr = _row_pointers(size)
     indices = np.empty(indptr[n], np.int32)
