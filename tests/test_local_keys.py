@@ -105,6 +105,24 @@ def test_local_keys_order_and_tie_as_the_dense_ranks():
     np.testing.assert_array_equal(L[:, :40], _builder.float_keys(X[samples[100:140]].ravel()).reshape(40, 6).T)
 
 
+def test_local_keys_fill_whole_and_partial_tiles():
+    # tiles of 16 samples x 16 features, here with partial ones on both axes, and a
+    # block starting inside the sample list: every key where float_keys puts it
+    rng = np.random.default_rng(1)
+    for n_feat, n_loc in ((37, 53), (16, 16), (80, 1), (3, 70)):
+        X = rng.standard_normal((200, n_feat)).astype(np.float32)
+        X[rng.random(X.shape) < 0.3] = 0.0
+        samples = rng.permutation(200).astype(np.int64)
+        L = np.full((n_feat, 64 + n_loc), 7, np.uint32)
+        loc = np.full(200, -1, np.int64)
+        _builder.fill_local_keys(X, samples, 9, 9 + n_loc, L, loc)
+        want = _builder.float_keys(X[samples[9:9 + n_loc]].ravel()).reshape(n_loc, n_feat).T
+        np.testing.assert_array_equal(L[:, :n_loc], want)
+        assert (L[:, n_loc:] == 7).all()  # nothing written past the block's samples
+        np.testing.assert_array_equal(loc[9:9 + n_loc], np.arange(n_loc))
+        assert (loc[:9] == -1).all() and (loc[9 + n_loc:] == -1).all()
+
+
 def test_default_local_size_is_used_by_the_estimator_and_keeps_its_trees():
     from hmlkit import HMLForest
 

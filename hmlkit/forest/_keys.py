@@ -54,31 +54,52 @@ def float_keys(v):
     return out
 
 
-LOCAL_FILL_BLOCK = 16  # samples transposed together by fill_local_keys: one cache line of L per feature
+LOCAL_FILL_BLOCK = 16  # samples (and features) of one tile of fill_local_keys: a cache line of X or L
+FILL_AHEAD = 64  # features ahead of the current tile whose lines of X fill_local_keys prefetches
 
 
 @nb.njit(cache=True)
 def fill_local_keys(X, samples, start, end, L, loc):
     """The keys of a local subtree (see ``grow_tree``): L[f, j] = ``float_key`` of
-    X[samples[start + j], f], and loc[start + j] = j. Samples go in blocks of
-    ``LOCAL_FILL_BLOCK`` whose rows of X are read front to back together, so that each
-    write fills a whole cache line of L (one sample at a time wrote a line per feature,
-    measured at 12 cycles per key against 1 MiB blocks)."""
+    X[samples[start + j], f], and loc[start + j] = j.
+
+    A tile of 16 samples x 16 features goes through a small buffer: each of the tile's
+    16 lines of X (one per sample) is read whole at once, then each of its 16 lines of L
+    (one per feature) written whole. Read feature by feature across the 16 rows instead
+    (until now), the rows' lines of the same features all fell in one set of the L1 cache
+    (the rows lie a multiple of 4 KiB apart at 1024 or more features) and evicted each
+    other before their 16 features were read: 6.5-6.9 cycles per key against 3.6 at
+    4096 features. The lines FILL_AHEAD features ahead are prefetched as the tiles go
+    (then the next block's first ones), a few per tile: the whole next block prefetched at
+    once issued more misses than the core tracks."""
     d = X.shape[1]
     N = end - start
     bits = X.view(np.uint32)
     B = LOCAL_FILL_BLOCK
+    tile = np.empty((B, B), np.uint32)
+    for jj in range(min(B, N)):  # the first block's first lines
+        for c in range(0, min(d, FILL_AHEAD), 16):
+            prefetch2d(X, samples[start + jj], c)
     for j0 in range(0, N, B):
         w = min(B, N - j0)
+        w_next = min(B, N - j0 - w)
         for jj in range(w):
             loc[start + j0 + jj] = j0 + jj
-        for jj in range(min(B, N - j0 - w)):  # the next block's rows
-            nxt = samples[start + j0 + w + jj]
-            for c in range(0, d, 16):
-                prefetch2d(X, nxt, c)
-        for f in range(d):
+        for f0 in range(0, d, B):
+            fw = min(B, d - f0)
+            fa = f0 + FILL_AHEAD
             for jj in range(w):
-                L[f, j0 + jj] = float_key(bits[samples[start + j0 + jj], f])
+                if fa < d:
+                    prefetch2d(X, samples[start + j0 + jj], fa)
+                elif jj < w_next and fa - d < d:
+                    prefetch2d(X, samples[start + j0 + w + jj], fa - d)
+            for jj in range(w):
+                s = samples[start + j0 + jj]
+                for ff in range(fw):
+                    tile[ff, jj] = float_key(bits[s, f0 + ff])
+            for ff in range(fw):
+                for jj in range(w):
+                    L[f0 + ff, j0 + jj] = tile[ff, jj]
 
 
 @nb.njit(cache=True)
