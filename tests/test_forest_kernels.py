@@ -174,12 +174,12 @@ def test_skipping_the_mode_grows_the_same_tree(use_soft):
     X[:, 4:] = _sparse_features(rng, n, 4, "middle")
     _, Y, layers, pos, neg = _case(12, n=n, d=2, m=8, n_layers=2, untagged=0.3)
     tags = build_tag_arrays(sp.csr_matrix(Y), layers, (pos, neg) if use_soft else None)
-    R, mode_rank, mode_val = _builder.feature_keys(X)
+    R, mode_rank, mode_val, Rh, high = _builder.feature_keys(X)
     assert (mode_rank > 0).any() and (mode_rank == 0).any()  # modes at the bottom and inside
     out = []
     for mr in (mode_rank, np.full_like(mode_rank, np.iinfo(np.uint32).max)):
         leaf = np.full(n, -1, np.int32)
-        out.append(_builder.grow_tree(X, R, mr, mode_val, np.arange(n, dtype=np.int64), *tags.kernel_args(), 3, 3,
+        out.append(_builder.grow_tree(X, R, mr, mode_val, Rh, high, np.arange(n, dtype=np.int64), *tags.kernel_args(), 3, 3,
                                       np.array([7], np.uint64), leaf) + (leaf,))
     assert out[0][5] > 10
     for a, b in zip(out[0], out[1]):
@@ -234,7 +234,7 @@ def test_equal_gains_either_side_of_the_mode_take_the_leftmost_cut(mode):
 
 def test_feature_keys_mode_is_the_most_frequent_value():
     X = np.array([[0, 3], [1, 3], [0, 2], [2, 2], [0, 1]], np.float32)
-    R, mode_rank, mode_val = _builder.feature_keys(X)
+    R, mode_rank, mode_val, _, _ = _builder.feature_keys(X)
     np.testing.assert_array_equal(mode_rank, [0, 1])  # feature 1: 2 and 3 tie, the smaller rank wins
     np.testing.assert_array_equal(mode_val, [0.0, 2.0])
 
@@ -338,10 +338,88 @@ def test_dense_ranks_match_scipy_and_both_key_widths_grow_the_same_tree():
     Y = (rng.random((300, 5)) < 0.3).astype(np.uint8)
     tags = build_tag_arrays(sp.csr_matrix(Y), [np.arange(2), np.arange(2, 5)])
     out = []
-    _, mode_rank, mode_val = _builder.feature_keys(X)
+    _, mode_rank, mode_val, Rh, high = _builder.feature_keys(X)
     for keys in (R, R.astype(np.uint32)):
         leaf = np.full(300, -1, np.int32)
-        out.append(_builder.grow_tree(X, keys, mode_rank, mode_val, np.arange(300, dtype=np.int64), *tags.kernel_args(), 3, 2,
-                                      np.array([99], np.uint64), leaf))
+        out.append(_builder.grow_tree(X, keys, mode_rank, mode_val, Rh, high, np.arange(300, dtype=np.int64),
+                                      *tags.kernel_args(), 3, 2, np.array([99], np.uint64), leaf))
     for a, b in zip(out[0][:5], out[1][:5]):
         np.testing.assert_array_equal(a, b)
+
+
+def _wide_case(seed=6, n=600, d=10):
+    """Features with up to a few hundred distinct values (and a mode at 0), tags in two layers."""
+    rng = np.random.default_rng(seed)
+    X = np.where(rng.random((n, d)) < 0.4, 0.0, np.round(rng.normal(size=(n, d)) * (1 + np.arange(d)) ** 2 * 0.5))
+    Y = (rng.random((n, 6)) < 0.3).astype(np.uint8)
+    return X.astype(np.float32), build_tag_arrays(sp.csr_matrix(Y), [np.arange(2), np.arange(2, 6)])
+
+
+@pytest.mark.parametrize("narrow", [70, 150])
+def test_wide_features_keep_their_ranks_in_two_halves_and_grow_the_same_tree(narrow):
+    """A feature with ``narrow`` or more distinct values keeps its ranks' low 16 bits in R
+    and their high ones in Rh (here: few enough such features); the ranks, and a tree
+    grown on them (exact nodes, subsampled ones, local key blocks), are those of whole
+    uint32 ranks."""
+    from scipy.stats import rankdata
+
+    X, tags = _wide_case()
+    n, d = X.shape
+    R, mode_rank, mode_val, Rh, high = _builder.feature_keys(X, narrow=narrow)
+    top = np.array([rankdata(X[:, f], method="dense").max() - 1 for f in range(d)])
+    wide = top >= narrow
+    assert 0 < wide.sum() <= d // 2
+    np.testing.assert_array_equal(high >= 0, wide)
+    assert R.dtype == np.uint16 and R.shape == (d, n) and Rh.shape == (wide.sum(), n)
+    whole = _builder.dense_ranks(X).astype(np.uint32)
+    np.testing.assert_array_equal(R, whole.astype(np.uint16))
+    np.testing.assert_array_equal(Rh, whole[wide] >> 16)
+    R32 = whole.copy()
+    R32[wide] = (whole[wide] & 0xFFFF) + (2 << 16)  # high halves that are not all 0 ...
+    Rh2 = np.full_like(Rh, 2)  # ... held in Rh and put back by the gather
+    no_high = np.full(d, -1, np.int64)
+    for split_sample, local in ((0, 0), (200, 0), (0, 64)):
+        grown = []
+        for keys in ((R, mode_rank, mode_val, Rh, high),
+                     (whole, mode_rank, mode_val, Rh[:0], no_high),
+                     (R32.astype(np.uint32), np.where(wide, (mode_rank & 0xFFFF) + (2 << 16), mode_rank).astype(np.uint32),
+                      mode_val, Rh[:0], no_high),
+                     (R, np.where(wide, (mode_rank & 0xFFFF) + (2 << 16), mode_rank).astype(np.uint32), mode_val, Rh2,
+                      high)):
+            leaf = np.full(n, -1, np.int32)
+            grown.append(_builder.grow_tree(X, *keys, np.arange(n, dtype=np.int64), *tags.kernel_args(), 3, 4,
+                                            np.array([11], np.uint64), leaf, split_sample, local) + (leaf,))
+        assert grown[0][5] > 20
+        for other in grown[1:]:
+            for a, b in zip(grown[0], other):
+                np.testing.assert_array_equal(a, b)
+
+
+def test_mostly_wide_features_take_whole_uint32_ranks():
+    X, _ = _wide_case()
+    R, mode_rank, mode_val, Rh, high = _builder.feature_keys(X, narrow=2)
+    assert R.dtype == np.uint32 and Rh.shape[0] == 0 and (high == -1).all()
+    np.testing.assert_array_equal(R, _builder.dense_ranks(X))
+    R16, mode16, val16, _, _ = _builder.feature_keys(X)
+    assert R16.dtype == np.uint16
+    np.testing.assert_array_equal(R, R16)
+    np.testing.assert_array_equal(mode_rank, mode16)
+    np.testing.assert_array_equal(mode_val, val16)
+
+
+def test_wide_features_missed_by_the_probe_still_take_uint32_ranks():
+    """The probe (32 features spread over X) sees half of them wide, but with the features
+    it left out, most are: R is uint32, with the ranks of every feature whole."""
+    rng = np.random.default_rng(8)
+    n, d = 300, 40
+    probe = np.unique(np.linspace(0, d - 1, 32).astype(np.int64))
+    wide = np.setdiff1d(np.arange(d), probe)
+    wide = np.concatenate([wide, probe[:16]])
+    X = rng.integers(0, 10, (n, d)).astype(np.float32)
+    X[:, wide] = rng.normal(size=(n, wide.size)).astype(np.float32)
+    R, mode_rank, mode_val, Rh, high = _builder.feature_keys(X, narrow=100)
+    assert 2 * wide.size > d and R.dtype == np.uint32 and Rh.shape[0] == 0 and (high == -1).all()
+    np.testing.assert_array_equal(R, _builder.dense_ranks(X))
+    R16 = _builder.feature_keys(X)[0]
+    assert R16.dtype == np.uint16
+    np.testing.assert_array_equal(R, R16)

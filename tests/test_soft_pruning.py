@@ -21,7 +21,7 @@ def _node(seed, n=240, lsz=12, d=10):
     X = np.where(rng.random((n, d)) < 0.6, 0.0, rng.integers(-3, 4, (n, d)) + rng.random((n, d)) * (seed % 2))
     X = X.astype(np.float32)
     tags = build_tag_arrays(sp.csr_matrix(Y), [np.arange(lsz), np.arange(lsz, m)], (pos, neg))
-    R, mode_rank, _ = _builder.feature_keys(X)
+    R, mode_rank, *_ = _builder.feature_keys(X)
     samples = np.arange(n, dtype=np.int64)
     ws = _builder._workspace(n, tags.n_layers, tags.layer_ptr, _builder.tag_entries(samples, tags.ly_indptr),
                              _builder.soft_rows(samples, tags.n_layers, tags.has_layer, True))

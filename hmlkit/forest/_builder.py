@@ -91,6 +91,47 @@ def _next_candidate(features, draw, n_known, max_features, rng_state, f_i, n_fou
     return -1, n_visited, n_drawn_const, nxt
 
 
+@nb.njit(cache=True, inline="always")
+def _gather_keys(R, Rh, h, f, kidx, start, N, md, keys, cpos):
+    """Gather the node's keys on feature f (R[f], with the high halves Rh[h] when h >= 0,
+    see ``feature_keys``), leaving out those equal to the feature's mode ``md``
+    (branch-free compaction): keys[:m] and their node positions cpos[:m], g0 of them below
+    the mode. Returns (m, g0, smallest key, largest key)."""
+    kmin = np.uint32(0xFFFFFFFF)
+    kmax = np.uint32(0)
+    # typed int64 from the start: a literal 0 made numba compile sweep_hard a second
+    # time, for Literal[int](0) arguments (its six sweeps doubled the cold compile)
+    m = np.int64(0)
+    g0 = np.int64(0)
+    for a in range(N):
+        s = kidx[start + a]
+        if N > PF_NEXT and a + PF_GATHER < N:
+            s2 = kidx[start + a + PF_GATHER]
+            prefetch2d(R, f, s2)
+            if h >= 0:
+                prefetch2d(Rh, h, s2)
+        v = np.uint32(R[f, s])
+        if h >= 0:
+            v |= np.uint32(Rh[h, s]) << 16
+        keys[m] = v
+        cpos[m] = a
+        m += v != md
+        g0 += v < md
+        if v < kmin:
+            kmin = v
+        if v > kmax:
+            kmax = v
+    return m, g0, kmin, kmax
+
+
+@nb.njit(cache=True, inline="always")
+def _prefetch_keys(R, Rh, h, f, kidx, start, end):
+    """``prefetch_ranks`` of feature f's keys, and of their high halves when h >= 0."""
+    prefetch_ranks(R, f, kidx, start, end)
+    if h >= 0:
+        prefetch_ranks(Rh, h, kidx, start, end)
+
+
 # Prefetching a node's keys from R (the nodes above a local subtree): the next candidate's
 # first PF_NEXT keys are prefetched while this one is sorted and swept, and a larger node's
 # gather prefetches its own keys PF_GATHER ahead of itself. Prefetching a large node whole
@@ -103,7 +144,7 @@ PF_GATHER = 64
 
 
 @nb.njit(cache=True, error_model="numpy")
-def search_node(X, R, mode_rank, mode_val, samples, kidx, start, end, features, draw, n_known, max_features, rng_state,
+def search_node(X, R, Rh, high, mode_rank, mode_val, samples, kidx, start, end, features, draw, n_known, max_features, rng_state,
                 keys, order, tmp, cnt, cpos, pos, skey, k, soft_mode, imp_S, sumS, sumsqS, n_lab, layer_ptr, nptr, ntag,
                 nrow, slots, nsoft, K, cS, PS, MS, W, c_swept, P_swept, M_swept, T, wstep, wmiss, min_leaf):
     """Best split of one node: (feature, threshold, gain, rank of the first
@@ -116,7 +157,8 @@ def search_node(X, R, mode_rank, mode_val, samples, kidx, start, end, features, 
     ``n_known`` entries are known constant). ``draw`` False: try every
     entry of ``features`` in order (Algorithm 1 with a fixed candidate list).
 
-    ``kidx[a]`` is the column of R holding the keys of ``samples[a]`` (``samples`` itself,
+    R, Rh, high, mode_rank, mode_val: the keys (``feature_keys``). ``kidx[a]`` is the
+    column of R holding the keys of ``samples[a]`` (``samples`` itself,
     or the rows of a local subtree's key block, see ``grow_tree``); X is read at
     ``samples``.
 
@@ -155,31 +197,12 @@ def search_node(X, R, mode_rank, mode_val, samples, kidx, start, end, features, 
     f_j, n_visited, n_drawn_const, nxt = _next_candidate(features, draw, n_known, max_features, rng_state, f_i,
                                                          n_found, n_total, n_visited, n_drawn_const, 0)
     if f_j >= 0:
-        prefetch_ranks(R, features[f_j], kidx, start, min(end, start + PF_NEXT))
+        _prefetch_keys(R, Rh, high[features[f_j]], features[f_j], kidx, start, min(end, start + PF_NEXT))
     while f_j >= 0:
         f = features[f_j]
-        # gather the node's integer keys on f, leaving out those equal to the
-        # feature's mode (branch-free compaction): keys[:m] and their node
-        # positions cpos[:m]; g0 of them are below the mode
+        # the node's integer keys on f but those at the feature's mode
         md = mode_rank[f]
-        kmin = np.uint32(0xFFFFFFFF)
-        kmax = np.uint32(0)
-        # typed int64 from the start: a literal 0 made numba compile sweep_hard a second
-        # time, for Literal[int](0) arguments (its six sweeps doubled the cold compile)
-        m = np.int64(0)
-        g0 = np.int64(0)
-        for a in range(N):
-            if N > PF_NEXT and a + PF_GATHER < N:
-                prefetch2d(R, f, kidx[start + a + PF_GATHER])
-            v = R[f, kidx[start + a]]
-            keys[m] = v
-            cpos[m] = a
-            m += v != md
-            g0 += v < md
-            if v < kmin:
-                kmin = v
-            if v > kmax:
-                kmax = v
+        m, g0, kmin, kmax = _gather_keys(R, Rh, high[f], f, kidx, start, N, md, keys, cpos)
         if kmax <= kmin:  # constant on this node
             if draw:
                 features[f_j] = features[n_total]
@@ -195,7 +218,7 @@ def search_node(X, R, mode_rank, mode_val, samples, kidx, start, end, features, 
         f_j, n_visited, n_drawn_const, nxt = _next_candidate(features, draw, n_known, max_features, rng_state, f_i,
                                                              n_found, n_total, n_visited, n_drawn_const, nxt)
         if f_j >= 0:
-            prefetch_ranks(R, features[f_j], kidx, start, min(end, start + PF_NEXT))
+            _prefetch_keys(R, Rh, high[features[f_j]], features[f_j], kidx, start, min(end, start + PF_NEXT))
         if kmax <= kmin:
             continue
         sort_node_keys(keys, cpos, m, kmin, kmax, order, tmp, cnt, pos, skey)
@@ -299,10 +322,10 @@ def _workspace(n, n_layers, layer_ptr, n_tag_entries, n_soft_rows):
 
 
 @nb.njit(cache=True, error_model="numpy")
-def best_split_over(X, R, mode_rank, mode_val, samples, features, n_layers, ly_indptr, ly_indices, layer_ptr,
+def best_split_over(X, R, mode_rank, mode_val, Rh, high, samples, features, n_layers, ly_indptr, ly_indices, layer_ptr,
                     has_layer, soft_pos, soft_neg, use_soft, ignore_untagged, min_leaf):
     """Best split of the node holding ``samples`` among the given features
-    (Algorithm 1 with a fixed candidate list); R, mode_rank, mode_val =
+    (Algorithm 1 with a fixed candidate list); R, mode_rank, mode_val, Rh, high =
     feature_keys(X).
     For tests and inspection.
 
@@ -319,7 +342,7 @@ def best_split_over(X, R, mode_rank, mode_val, samples, features, n_layers, ly_i
     K = node_layer_tags(samples, 0, n, k, layer_ptr, ly_indptr, ly_indices, has_layer, soft_mode, soft_pos, soft_neg,
                         ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft)
     best_f, best_t, best_gain, _, _ = search_node(
-        X, R, mode_rank, mode_val, samples, samples, 0, n, features, False, 0, 0, np.zeros(1, np.uint64), ws.keys, ws.order,
+        X, R, Rh, high, mode_rank, mode_val, samples, samples, 0, n, features, False, 0, 0, np.zeros(1, np.uint64), ws.keys, ws.order,
         ws.tmp, ws.cnt, ws.cpos, ws.pos, ws.skey, k, soft_mode, imp, sumS, sumsq, n_lab, layer_ptr, ws.nptr, ws.ntag,
         ws.nrow, ws.slots, ws.nsoft, K, ws.cS, ws.PS, ws.MS, ws.W, ws.c_swept, ws.P_swept, ws.M_swept, ws.T, ws.wstep,
         ws.wmiss, min_leaf)
@@ -328,12 +351,12 @@ def best_split_over(X, R, mode_rank, mode_val, samples, features, n_layers, ly_i
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
-def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_layer, soft_pos,
+def grow_tree(X, R, mode_rank, mode_val, Rh, high, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_layer, soft_pos,
               soft_neg, use_soft, ignore_untagged, min_leaf, max_features, rng_state, train_leaf, split_sample=0,
               local_size=0):
     """Grow one HML-tree depth-first on ``samples`` (permuted in place).
 
-    ``R``, ``mode_rank``, ``mode_val`` = feature_keys(X); R is feature-major:
+    ``R``, ``mode_rank``, ``mode_val``, ``Rh``, ``high`` = feature_keys(X); R is feature-major:
     a node gathers one feature's integer keys from one contiguous row and
     radix-sorts those that differ from the feature's mode.
 
@@ -377,6 +400,7 @@ def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indice
     L = np.empty((d, local_size), np.uint32)
     loc = np.empty(n if local_size > 0 else 0, np.int64)
     mode_key = float_keys(mode_val)
+    whole = np.full(d, -1, np.int64)  # L holds every key whole
     lo_start = 0
     lo_end = 0
     st_start = np.empty(cap, np.int64)
@@ -434,13 +458,13 @@ def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indice
                                     soft_pos, soft_neg, ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft)
                 if local:  # one call site per key array: R and L may differ in dtype
                     best_f, best_t, _, best_rank, n_found = search_node(
-                        X, L, mode_key, mode_val, src, loc, s0, s1, features, True, n_known, max_features,
+                        X, L, Rh, whole, mode_key, mode_val, src, loc, s0, s1, features, True, n_known, max_features,
                         rng_state, ws.keys, ws.order, ws.tmp, ws.cnt, ws.cpos, ws.pos, ws.skey, k, soft_mode, imp,
                         sumS, sumsq, n_lab, layer_ptr, ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft, K, ws.cS, ws.PS,
                         ws.MS, ws.W, ws.c_swept, ws.P_swept, ws.M_swept, ws.T, ws.wstep, ws.wmiss, min_leaf)
                 else:
                     best_f, best_t, _, best_rank, n_found = search_node(
-                        X, R, mode_rank, mode_val, src, src, s0, s1, features, True, n_known, max_features,
+                        X, R, Rh, high, mode_rank, mode_val, src, src, s0, s1, features, True, n_known, max_features,
                         rng_state, ws.keys, ws.order, ws.tmp, ws.cnt, ws.cpos, ws.pos, ws.skey, k, soft_mode, imp,
                         sumS, sumsq, n_lab, layer_ptr, ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft, K, ws.cS, ws.PS,
                         ws.MS, ws.W, ws.c_swept, ws.P_swept, ws.M_swept, ws.T, ws.wstep, ws.wmiss, min_leaf)
@@ -481,11 +505,18 @@ def grow_tree(X, R, mode_rank, mode_val, samples, n_layers, ly_indptr, ly_indice
             for a in range(n_right):
                 loc[start + n_left + a] = lbuf[a]
         else:
+            h = high[best_f]
             for a in range(start, end):
                 s = samples[a]
                 # below the first right sample's rank is below the threshold when that sample is the
                 # node's; a subsampled node cuts by the threshold itself
-                if (X[s, best_f] < best_t) if by_value else (R[best_f, s] < best_rank):
+                if by_value:
+                    go_left = X[s, best_f] < best_t
+                elif h < 0:
+                    go_left = R[best_f, s] < best_rank
+                else:
+                    go_left = (np.uint32(R[best_f, s]) | (np.uint32(Rh[h, s]) << 16)) < best_rank
+                if go_left:
                     samples[start + n_left] = s
                     n_left += 1
                 else:
