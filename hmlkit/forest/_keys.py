@@ -40,7 +40,7 @@ def feature_keys(X, narrow=RANK16):
     long as at most half the features (and half of a probe of 32 of them, computed first)
     are wide. Otherwise R is uint32 with every rank whole (Rh empty). The keys are half the memory of uint32 ranks, hence of the fit's
     peak beside X, and a node's gather walks half the bytes: at 100,000 x 4096 nuswide
-    features, 49 of 4096 features are wide (1.53 -> 0.77 GiB); at 1,000,000 x 512, 83 %
+    features, 17 of 4096 features are wide (1.53 -> 0.77 GiB); at 1,000,000 x 512, 83 % of the first 64
     are, and R stays uint32. The ranks are the same either way, hence the trees."""
     X = np.ascontiguousarray(X, dtype=np.float32)
     n, d = X.shape
