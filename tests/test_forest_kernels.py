@@ -179,8 +179,8 @@ def test_skipping_the_mode_grows_the_same_tree(use_soft):
     out = []
     for mr in (mode_rank, np.full_like(mode_rank, np.iinfo(np.uint32).max)):
         leaf = np.full(n, -1, np.int32)
-        out.append(_builder.grow_tree(X, R, mr, mode_val, Rh, high, np.arange(n, dtype=np.int64), *tags.kernel_args(), 3, 3,
-                                      np.array([7], np.uint64), leaf) + (leaf,))
+        out.append(_builder.grow_tree(X, R, mr, mode_val, Rh, high, np.arange(n, dtype=np.int64), *tags.kernel_args(),
+                                      3, 3, np.array([7], np.uint64), leaf) + (leaf,))
     assert out[0][5] > 10
     for a, b in zip(out[0], out[1]):
         np.testing.assert_array_equal(a, b)
@@ -377,15 +377,14 @@ def test_wide_features_keep_their_ranks_in_two_halves_and_grow_the_same_tree(nar
     R32 = whole.copy()
     R32[wide] = (whole[wide] & 0xFFFF) + (2 << 16)  # high halves that are not all 0 ...
     Rh2 = np.full_like(Rh, 2)  # ... held in Rh and put back by the gather
+    mode32 = np.where(wide, (mode_rank & 0xFFFF) + (2 << 16), mode_rank).astype(np.uint32)
     no_high = np.full(d, -1, np.int64)
     for split_sample, local in ((0, 0), (200, 0), (0, 64)):
         grown = []
         for keys in ((R, mode_rank, mode_val, Rh, high),
                      (whole, mode_rank, mode_val, Rh[:0], no_high),
-                     (R32.astype(np.uint32), np.where(wide, (mode_rank & 0xFFFF) + (2 << 16), mode_rank).astype(np.uint32),
-                      mode_val, Rh[:0], no_high),
-                     (R, np.where(wide, (mode_rank & 0xFFFF) + (2 << 16), mode_rank).astype(np.uint32), mode_val, Rh2,
-                      high)):
+                     (R32.astype(np.uint32), mode32, mode_val, Rh[:0], no_high),
+                     (R, mode32, mode_val, Rh2, high)):
             leaf = np.full(n, -1, np.int32)
             grown.append(_builder.grow_tree(X, *keys, np.arange(n, dtype=np.int64), *tags.kernel_args(), 3, 4,
                                             np.array([11], np.uint64), leaf, split_sample, local) + (leaf,))

@@ -144,9 +144,9 @@ PF_GATHER = 64
 
 
 @nb.njit(cache=True, error_model="numpy")
-def search_node(X, R, Rh, high, mode_rank, mode_val, samples, kidx, start, end, features, draw, n_known, max_features, rng_state,
-                keys, order, tmp, cnt, cpos, pos, skey, k, soft_mode, imp_S, sumS, sumsqS, n_lab, layer_ptr, nptr, ntag,
-                nrow, slots, nsoft, K, cS, PS, MS, W, c_swept, P_swept, M_swept, T, wstep, wmiss, min_leaf):
+def search_node(X, R, Rh, high, mode_rank, mode_val, samples, kidx, start, end, features, draw, n_known, max_features,
+                rng_state, keys, order, tmp, cnt, cpos, pos, skey, k, soft_mode, imp_S, sumS, sumsqS, n_lab, layer_ptr,
+                nptr, ntag, nrow, slots, nsoft, K, cS, PS, MS, W, c_swept, P_swept, M_swept, T, wstep, wmiss, min_leaf):
     """Best split of one node: (feature, threshold, gain, rank of the first
     right sample, number of features newly found constant); feature -1
     when no cut has a positive gain. The node's tags are in node-local form
@@ -351,9 +351,9 @@ def best_split_over(X, R, mode_rank, mode_val, Rh, high, samples, features, n_la
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
-def grow_tree(X, R, mode_rank, mode_val, Rh, high, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_layer, soft_pos,
-              soft_neg, use_soft, ignore_untagged, min_leaf, max_features, rng_state, train_leaf, split_sample=0,
-              local_size=0):
+def grow_tree(X, R, mode_rank, mode_val, Rh, high, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_layer,
+              soft_pos, soft_neg, use_soft, ignore_untagged, min_leaf, max_features, rng_state, train_leaf,
+              split_sample=0, local_size=0):
     """Grow one HML-tree depth-first on ``samples`` (permuted in place).
 
     ``R``, ``mode_rank``, ``mode_val``, ``Rh``, ``high`` = feature_keys(X); R is feature-major:

@@ -37,11 +37,12 @@ def feature_keys(X, narrow=RANK16):
     Returns (R, mode_rank, mode_val, Rh, high). A feature with fewer than ``narrow``
     distinct values has its ranks whole in R[f] (uint16); a "wide" one has their low 16
     bits there and their high 16 bits in Rh[high[f]] (high[f] = -1 for the others), as
-    long as at most half the features (and half of a probe of 32 of them, computed first)
-    are wide. Otherwise R is uint32 with every rank whole (Rh empty). The keys are half the memory of uint32 ranks, hence of the fit's
-    peak beside X, and a node's gather walks half the bytes: at 100,000 x 4096 nuswide
-    features, 17 of 4096 features are wide (1.53 -> 0.77 GiB); at 1,000,000 x 512, 83 % of the first 64
-    are, and R stays uint32. The ranks are the same either way, hence the trees."""
+    long as at most half the features (and half of a probe of 32 of them, computed
+    first) are wide. Otherwise R is uint32 with every rank whole (Rh empty). The keys
+    are then half the memory of uint32 ranks, hence of the fit's peak beside X, and a
+    node's gather walks half the bytes: at 100,000 x 4096 nuswide features 17 of 4096
+    are wide (1.53 -> 0.77 GiB); at 1,000,000 x 512, 83 % of the first 64 are, and R
+    stays uint32. The ranks are the same either way, hence the trees."""
     X = np.ascontiguousarray(X, dtype=np.float32)
     n, d = X.shape
     narrow = min(int(narrow), RANK16)
