@@ -13,7 +13,6 @@ def dense_ranks(X):
     """Dense ranks (see ``feature_keys``) as one (d, n) array: uint16 when every rank
     fits, else uint32 (the high halves of ``feature_keys`` put back together)."""
     R, _, _, Rh, high = feature_keys(X)
-    d = R.shape[0]
     if (high < 0).all():
         return R
     out = R.astype(np.uint32)
@@ -106,7 +105,7 @@ def fill_local_keys(X, samples, start, end, L, loc):
     A tile of 16 samples x 16 features goes through a small buffer: each of the tile's
     16 lines of X (one per sample) is read whole at once, then each of its 16 lines of L
     (one per feature) written whole. Read feature by feature across the 16 rows instead
-    (until now), the rows' lines of the same features all fell in one set of the L1 cache
+    (the earlier code), the rows' lines of the same features all fell in one set of the L1 cache
     (the rows lie a multiple of 4 KiB apart at 1024 or more features) and evicted each
     other before their 16 features were read: 6.5-6.9 cycles per key against 3.6 at
     4096 features. The lines FILL_AHEAD features ahead are prefetched as the tiles go
