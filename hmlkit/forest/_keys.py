@@ -50,28 +50,27 @@ def feature_keys(X, narrow=RANK16):
     high = np.full(d, -1, np.int64)
     no_high = np.empty((0, n), np.uint16)
     every = np.arange(d, dtype=np.int64)
+    mostly_wide = False
     if n > narrow:
         # a few features spread over X first: when most of them are wide, so are most
         # features, and the ranks go straight to uint32 (not computed twice)
         probe = np.unique(np.linspace(0, d - 1, min(d, KEY_BLOCK)).astype(np.int64))
         top = _feature_keys(X, probe, np.empty((probe.size, n), np.uint16), mode_rank, mode_val, 0)
-        if 2 * np.count_nonzero(top >= narrow) > probe.size:
-            R = np.empty((d, n), np.uint32)
-            _feature_keys(X, every, R, mode_rank, mode_val, 0)
+        mostly_wide = 2 * np.count_nonzero(top >= narrow) > probe.size
+    if not mostly_wide:
+        R = np.empty((d, n), np.uint16)
+        wide = np.flatnonzero(_feature_keys(X, every, R, mode_rank, mode_val, 0) >= narrow)
+        if wide.size == 0:
             return R, mode_rank, mode_val, no_high, high
-    R = np.empty((d, n), np.uint16)
-    wide = np.flatnonzero(_feature_keys(X, every, R, mode_rank, mode_val, 0) >= narrow)
-    if wide.size == 0:
-        return R, mode_rank, mode_val, no_high, high
-    if 2 * wide.size > d:  # mostly wide: one uint32 array is smaller than low and high halves
-        del R
-        R = np.empty((d, n), np.uint32)
-        _feature_keys(X, every, R, mode_rank, mode_val, 0)
-        return R, mode_rank, mode_val, no_high, high
-    high[wide] = np.arange(wide.size)
-    Rh = np.empty((wide.size, n), np.uint16)
-    _feature_keys(X, wide.astype(np.int64), Rh, mode_rank, mode_val, 16)
-    return R, mode_rank, mode_val, Rh, high
+        if 2 * wide.size <= d:
+            high[wide] = np.arange(wide.size)
+            Rh = np.empty((wide.size, n), np.uint16)
+            _feature_keys(X, wide.astype(np.int64), Rh, mode_rank, mode_val, 16)
+            return R, mode_rank, mode_val, Rh, high
+        del R  # mostly wide after all: one uint32 array is smaller than low and high halves
+    R = np.empty((d, n), np.uint32)
+    _feature_keys(X, every, R, mode_rank, mode_val, 0)
+    return R, mode_rank, mode_val, no_high, high
 
 
 @nb.njit(cache=True, inline="always")
