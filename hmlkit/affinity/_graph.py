@@ -145,7 +145,6 @@ def symmetric_max(rows, cols, w, n):
     directed edges rows -> cols with weights w (duplicates summed); an absent edge
     counts as 0 and entries of 0 are not stored (as scipy's ``maximum``)."""
     E = rows.shape[0]
-    fptr = np.empty(n + 1, np.int64)
     fcol = np.empty(E, np.int32)
     fw = np.empty(E, np.float64)
     ascending = True
@@ -154,14 +153,14 @@ def symmetric_max(rows, cols, w, n):
             ascending = False
             break
     if ascending:  # kNN lists come row by row: S's rows are already grouped
-        fptr[:] = 0
+        count = np.zeros(n, np.int64)
         for e in range(E):
-            fptr[rows[e] + 1] += 1
+            count[rows[e]] += 1
             fcol[e] = cols[e]
             fw[e] = w[e]
-        for i in range(n):
-            fptr[i + 1] += fptr[i]
+        fptr = _row_pointers(count)
     else:
+        fptr = np.empty(n + 1, np.int64)
         _group_by(rows, cols, w, n, fptr, fcol, fw)
     return _max_with_transpose(fptr, fcol, fw, n)
 
