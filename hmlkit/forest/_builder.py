@@ -92,16 +92,6 @@ def _next_candidate(features, draw, n_known, max_features, rng_state, f_i, n_fou
 
 
 @nb.njit(cache=True, inline="always")
-def _key_at(R, Rh, h, f, s):
-    """Sample s's key on feature f: R[f, s], with the high half Rh[h, s] when h >= 0
-    (see ``feature_keys``)."""
-    v = np.uint32(R[f, s])
-    if h >= 0:
-        v |= np.uint32(Rh[h, s]) << 16
-    return v
-
-
-@nb.njit(cache=True, inline="always")
 def _gather_keys(R, Rh, h, f, kidx, start, N, md, keys, cpos):
     """Gather the node's keys on feature f (R[f], with the high halves Rh[h] when h >= 0,
     see ``feature_keys``), leaving out those equal to the feature's mode ``md``
@@ -120,7 +110,9 @@ def _gather_keys(R, Rh, h, f, kidx, start, N, md, keys, cpos):
             prefetch2d(R, f, s2)
             if h >= 0:
                 prefetch2d(Rh, h, s2)
-        v = _key_at(R, Rh, h, f, s)
+        v = np.uint32(R[f, s])
+        if h >= 0:
+            v |= np.uint32(Rh[h, s]) << 16
         keys[m] = v
         cpos[m] = a
         m += v != md
@@ -518,7 +510,13 @@ def grow_tree(X, R, mode_rank, mode_val, Rh, high, samples, n_layers, ly_indptr,
                 s = samples[a]
                 # below the first right sample's rank is below the threshold when that sample is the
                 # node's; a subsampled node cuts by the threshold itself
-                if (X[s, best_f] < best_t) if by_value else (_key_at(R, Rh, h, best_f, s) < best_rank):
+                if by_value:
+                    go_left = X[s, best_f] < best_t
+                elif h < 0:
+                    go_left = R[best_f, s] < best_rank
+                else:
+                    go_left = (np.uint32(R[best_f, s]) | (np.uint32(Rh[h, s]) << 16)) < best_rank
+                if go_left:
                     samples[start + n_left] = s
                     n_left += 1
                 else:
