@@ -159,6 +159,38 @@ def test_leaf_affinity_accepts_any_leaf_numbering():
     np.testing.assert_allclose(leaf_affinity(L, Q).toarray(), np.vstack([brute[:2], np.zeros((1, 30))]), atol=1e-6)
 
 
+@pytest.mark.parametrize("n, T", [(1, 1), (37, 3), (700, 17), (1500, 40)])  # several transpose blocks
+def test_leaf_members_lists_each_leafs_samples_whatever_the_numbering(n, T):
+    """``leaf_members`` against a plain per-tree listing, on ids with gaps, -1 (not a
+    member) and other negatives, across the transpose's row blocks."""
+    rng = np.random.default_rng(n + T)
+    L = rng.integers(-2, max(1, n // 3), size=(n, T)).astype(np.int32) * 2  # even ids only: gaps
+    members, offsets, n_leaves = K.leaf_members(L)
+    for t in range(T):
+        col = L[:, t]
+        assert n_leaves[t] == max(int(col.max()) + 1, 0)
+        for leaf in range(int(n_leaves[t])):
+            got = members[t, offsets[t, leaf]:offsets[t, leaf + 1]]
+            np.testing.assert_array_equal(got, np.flatnonzero(col == leaf))
+        assert offsets[t, -1] == (col >= 0).sum()
+    np.testing.assert_array_equal(K.transpose_leaves(L), L.T)
+
+
+@pytest.mark.parametrize("scale", [1, 2, 50])  # ids below n (read as they are) and beyond (renumbered)
+def test_leaf_knn_is_the_same_whatever_the_leaf_numbering(scale):
+    """Ids with gaps below n go to the kernels as they are, larger ones are renumbered
+    first: the neighbours are those of the compact numbering either way."""
+    rng = np.random.default_rng(scale)
+    n, T = 400, 12
+    L = rng.integers(0, 40, size=(n, T)).astype(np.int32)
+    L[rng.random(L.shape) < 0.1] = -1
+    ref = leaf_knn(_compact(L), 7)
+    for got, want in zip(leaf_knn(np.where(L >= 0, L * scale + 3, -1), 7), ref):
+        np.testing.assert_array_equal(got, want)
+    A = leaf_affinity(np.where(L >= 0, L * scale + 3, -1))
+    assert (A != leaf_affinity(_compact(L))).nnz == 0
+
+
 def _compact_by_unique(leaves, query):
     """The renumbering by sorting each tree's ids (np.unique), the reference of ``_compact``."""
     out, q_out = np.full_like(leaves, -1), np.full_like(query, -1)

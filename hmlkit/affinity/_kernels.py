@@ -50,22 +50,51 @@ def compact_ids(leaves, query_leaves, width, out, q_out):
             q_out[i, t] = rank[l] if 0 <= l < width else -1
 
 
+# rows per block of the leaves' transpose: a block's rows (T ids each) stay in the L2
+# cache while every tree's ids are copied out of them
+TRANSPOSE_ROWS = 256
+
+
 @nb.njit(parallel=True, cache=True)
+def transpose_leaves(leaves):
+    """``leaves.T`` (T, n) as a C-contiguous array, copied by blocks of rows."""
+    n, T = leaves.shape
+    out = np.empty((T, n), leaves.dtype)
+    n_blocks = (n + TRANSPOSE_ROWS - 1) // TRANSPOSE_ROWS
+    for b in nb.prange(n_blocks):
+        lo = b * TRANSPOSE_ROWS
+        hi = min(n, lo + TRANSPOSE_ROWS)
+        for t in range(T):
+            for i in range(lo, hi):
+                out[t, i] = leaves[i, t]
+    return out
+
+
 def leaf_members(leaves):
     """Per tree, the samples of each leaf, as flat arrays.
 
-    Negative leaf ids (non-members) are skipped.
-    Returns ``members`` (T, n) int32 (samples ordered by leaf in each tree),
-    ``offsets`` (T, max_leaves + 1) int64 start of each leaf in ``members[t]``
-    and ``n_leaves`` (T,) int64. Trees in parallel.
-    """
-    n, T = leaves.shape
+    Negative leaf ids (non-members) are skipped; ids need not be compact (an id
+    no sample has is an empty leaf). Returns ``members`` (T, n) int32 (samples
+    ordered by leaf in each tree), ``offsets`` (T, max_id + 2) int64 start of
+    each leaf in ``members[t]`` and ``n_leaves`` (T,) int64 (largest id + 1).
+
+    The three passes over each tree's ids read them from the transpose: read down
+    a column of (n, T) ``leaves``, every id is a cache line of its own, and at a
+    million samples the lines of one tree (64 MB) no longer stay in the L3 cache for
+    the next (1.2-1.3 s at 1M x 100 trees, 15 times the 100k time)."""
+    return _members_of(transpose_leaves(leaves))
+
+
+@nb.njit(parallel=True, cache=True)
+def _members_of(by_tree):
+    """``leaf_members`` of the transposed leaves ``by_tree`` (T, n). Trees in parallel."""
+    T, n = by_tree.shape
     n_leaves = np.zeros(T, np.int64)
     for t in nb.prange(T):
         mx = -1
         for i in range(n):
-            if leaves[i, t] > mx:
-                mx = leaves[i, t]
+            if by_tree[t, i] > mx:
+                mx = by_tree[t, i]
         n_leaves[t] = mx + 1
     L = 1
     for t in range(T):
@@ -75,13 +104,13 @@ def leaf_members(leaves):
     members = np.empty((T, n), np.int32)
     for t in nb.prange(T):
         for i in range(n):
-            if leaves[i, t] >= 0:
-                offsets[t, leaves[i, t] + 1] += 1
+            if by_tree[t, i] >= 0:
+                offsets[t, by_tree[t, i] + 1] += 1
         for l in range(L):
             offsets[t, l + 1] += offsets[t, l]
         fill = offsets[t].copy()
         for i in range(n):
-            l = leaves[i, t]
+            l = by_tree[t, i]
             if l >= 0:
                 members[t, fill[l]] = i
                 fill[l] += 1
