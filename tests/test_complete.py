@@ -164,6 +164,9 @@ def test_affinity_measure_top_equals_dense_scores_ranked():
         want = [t for _, t in order]
         assert tags[q, :len(want)].tolist() == want and (tags[q, len(want):] == -1).all()
         np.testing.assert_allclose(top[q, :len(want)], dense[q, want], rtol=1e-12)
+    # leaf_knn's own int32 / float32 lists are read as they are: the same tags and scores
+    t32, s32 = affinity_measure_top(idx.astype(np.int32), w.astype(np.float32), Y, 7, n_top=5)
+    assert np.array_equal(t32, tags) and np.array_equal(s32, top)
     with pytest.raises(ValueError, match="n_top"):
         affinity_measure_top(idx, w, Y, 7, n_top=0)
     with pytest.raises(ValueError, match="one shape"):

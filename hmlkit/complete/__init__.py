@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from .._validation import SparseXTags, check_estimator_params, check_n_clusters, check_X, check_Y
-from ..affinity import _compact, leaf_knn
+from ..affinity import _compact, _leaf_ids, leaf_knn
 from ..affinity import _kernels as KA
 from . import _kernels as KC
 from ..forest.estimator import SPLIT_SAMPLE
@@ -97,8 +97,14 @@ def affinity_measure_top(idx, w, Y, n_neighbors, n_top=10):
     are ranked by lower tag index."""
     from ..affinity._kernels import chunk_bounds
 
-    idx = np.ascontiguousarray(idx, dtype=np.int64)
-    w = np.ascontiguousarray(w, dtype=np.float64)
+    # the lists as they come (leaf_knn's int32 / float32): at a million samples a converted
+    # copy is 320 MB of fresh pages, whose faults cost more than the scores
+    idx = np.ascontiguousarray(idx)
+    if idx.dtype not in (np.int32, np.int64):
+        idx = idx.astype(np.int64)
+    w = np.ascontiguousarray(w)
+    if w.dtype not in (np.float32, np.float64):
+        w = w.astype(np.float64)
     if idx.shape != w.shape or idx.ndim != 2:
         raise ValueError(f"idx and w must be (q, kappa) arrays of one shape, got {idx.shape} and {w.shape}")
     Y = check_Y(Y)
@@ -107,9 +113,11 @@ def affinity_measure_top(idx, w, Y, n_neighbors, n_top=10):
     n_top = min(int(n_top), Y.shape[1])
     # check_Y keeps only stored 1s: the structure alone is the matrix (int32 tag indices:
     # the neighbours' rows are random reads, so the fewer bytes the better)
-    tags, scores = KC.affinity_measure_top_rows(idx, w, Y.indptr.astype(np.int64), Y.indices.astype(np.int32),
-                                                Y.shape[1], n_top, chunk_bounds(idx.shape[0]))
-    return tags, scores / n_neighbors
+    tags, scores = KC.affinity_measure_top_rows(idx, w, Y.indptr.astype(np.int64, copy=False),
+                                                Y.indices.astype(np.int32, copy=False), Y.shape[1], n_top,
+                                                chunk_bounds(idx.shape[0]))
+    scores /= n_neighbors
+    return tags, scores
 
 
 def conditional_cooccurrence(Y):
@@ -312,7 +320,7 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
         nq = n if query is None else query.shape[0]
         if self.method_ == "LN":
             if query is None:
-                leaves = _compact(train)
+                leaves = _leaf_ids(train)
                 q = leaves
             else:
                 leaves, q = _compact(train, query)
