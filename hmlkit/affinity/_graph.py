@@ -24,6 +24,21 @@ def _group_by(key, other, w, n, ptr, o_out, w_out):
     input order). The entries are cut into chunks, each scattered by its own thread
     to its own part of every bucket (chunk-major within a bucket: stable), then the
     buckets are grouped in parallel; the result is the same whatever the threads."""
+    _group(key, other, np.empty(0, np.int64), w, n, ptr, o_out, w_out)
+
+
+@nb.njit(cache=True, parallel=True)
+def _transpose(fptr, fcol, fw, n, ptr, o_out, w_out):
+    """``_group_by(fcol, rows, fw, ...)`` of a row-grouped matrix (row pointers
+    ``fptr``), each entry's row read off ``fptr``: its transpose, rows ascending
+    within each column, without an nnz-long array of rows."""
+    _group(fcol, np.empty(0, np.int32), fptr, fw, n, ptr, o_out, w_out)
+
+
+@nb.njit(cache=True, inline="always")
+def _group(key, other, rowptr, w, n, ptr, o_out, w_out):
+    """``_group_by``; with ``rowptr`` not empty, the entries' ``other`` is their row."""
+    by_row = rowptr.shape[0] > 0
     E = key.shape[0]
     bits = 0
     while (1 << bits) < n:
@@ -31,9 +46,14 @@ def _group_by(key, other, w, n, ptr, o_out, w_out):
     shift = max(0, bits - RADIX_BITS)
     n_buckets = ((n - 1) >> shift) + 1 if n > 0 else 0
     P = max(1, min(GROUP_CHUNKS, E // 65536))
-    cut = np.empty(P + 1, np.int64)
+    cut = np.empty(P + 1, np.int64)  # first entry of each chunk
+    row_cut = np.zeros(P + 1, np.int64)  # and, by rows, its first row
     for c in range(P + 1):
         cut[c] = E * c // P
+    if by_row:  # chunks end at row ends
+        for c in range(P + 1):
+            row_cut[c] = np.searchsorted(rowptr, cut[c], side="left") if c < P else rowptr.shape[0] - 1
+            cut[c] = rowptr[row_cut[c]]
     count = np.zeros((P, n_buckets), np.int64)
     for c in nb.prange(P):
         for e in range(cut[c], cut[c + 1]):
@@ -49,14 +69,23 @@ def _group_by(key, other, w, n, ptr, o_out, w_out):
             s += count[c, b]
     start[n_buckets] = s
     packed = np.empty(E, np.int64)  # key << 32 | other: one write front per bucket, not two
-    w1 = np.empty(E, np.float64)
+    w1 = np.empty(E, w.dtype)
     for c in nb.prange(P):
-        for e in range(cut[c], cut[c + 1]):
-            b = key[e] >> shift
-            p = front[c, b]
-            front[c, b] = p + 1
-            packed[p] = (np.int64(key[e]) << 32) | np.int64(other[e])
-            w1[p] = w[e]
+        if by_row:
+            for i in range(row_cut[c], row_cut[c + 1]):
+                for e in range(rowptr[i], rowptr[i + 1]):
+                    b = key[e] >> shift
+                    p = front[c, b]
+                    front[c, b] = p + 1
+                    packed[p] = (np.int64(key[e]) << 32) | np.int64(i)
+                    w1[p] = w[e]
+        else:
+            for e in range(cut[c], cut[c + 1]):
+                b = key[e] >> shift
+                p = front[c, b]
+                front[c, b] = p + 1
+                packed[p] = (np.int64(key[e]) << 32) | np.int64(other[e])
+                w1[p] = w[e]
     width = 1 << shift
     ptr[0] = 0
     for b in nb.prange(n_buckets):
@@ -194,19 +223,15 @@ def _max_with_transpose(fptr, fcol, fw, n):
     """max(S, S^T) in CSR, S given row-grouped (``fptr``, ``fcol``, ``fw``; rows not
     yet sorted, duplicates not yet summed: done here, in place)."""
     nnz = _sort_rows_sum_duplicates(fptr, fcol, fw)
-    src = np.empty(nnz, np.int32)
-    for i in nb.prange(n):
-        for a in range(fptr[i], fptr[i + 1]):
-            src[a] = i
     # S^T: S's entries grouped by column; stable, so each group's rows ascend
     tptr = np.empty(n + 1, np.int64)
     trow = np.empty(nnz, np.int32)
-    tw = np.empty(nnz, np.float64)
-    _group_by(fcol[:nnz], src, fw[:nnz], n, tptr, trow, tw)
+    tw = np.empty(nnz, fw.dtype)
+    _transpose(fptr, fcol[:nnz], fw[:nnz], n, tptr, trow, tw)
     # the merge of each row's two sorted lists, twice: count, then fill arrays of the exact size
     size = np.empty(n, np.int64)
-    for i in nb.prange(n):  # counting only: the output arrays passed (src, fw) are not written
-        size[i] = _merge_row(fcol, fw, fptr[i], fptr[i + 1], trow, tw, tptr[i], tptr[i + 1], False, src, fw, 0)
+    for i in nb.prange(n):  # counting only: the output arrays passed (trow, tw) are not written
+        size[i] = _merge_row(fcol, fw, fptr[i], fptr[i + 1], trow, tw, tptr[i], tptr[i + 1], False, trow, tw, 0)
     indptr = _row_pointers(size)
     indices = np.empty(indptr[n], np.int32)
     data = np.empty(indptr[n], np.float64)
