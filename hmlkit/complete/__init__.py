@@ -97,8 +97,8 @@ def affinity_measure_top(idx, w, Y, n_neighbors, n_top=10):
     are ranked by lower tag index."""
     from ..affinity._kernels import chunk_bounds
 
-    # the lists as they come (leaf_knn's int32 / float32): at a million samples a converted
-    # copy is 320 MB of fresh pages, whose faults cost more than the scores
+    # the lists as they come (leaf_knn's int32 / float32): at a million samples converted
+    # copies would be 320 MB more to write, all of it fresh pages
     idx = np.ascontiguousarray(idx)
     if idx.dtype not in (np.int32, np.int64):
         idx = idx.astype(np.int64)
