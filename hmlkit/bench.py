@@ -39,6 +39,7 @@ TARGETS = {
 
 
 def _peak_gb():
+    """The process's peak resident memory in GiB (the "_gb" names and the targets too)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # KiB on Linux
 
 

@@ -176,7 +176,7 @@ def _summary(r):
     long sweep that fails later keeps what it measured)."""
     e2e = sum(r.get(s, math.nan) for s in END_TO_END)
     return (", ".join(f"{s} {r[s]:.1f}" for s in STAGES if s in r) + f"; end to end {e2e:.1f}"
-            + f"; peak {r['peak_gb']:.2f} GB")
+            + f"; peak {r['peak_gb']:.2f} GiB")
 
 
 def _repeated(first):
@@ -312,7 +312,7 @@ def format_table(ds, prefix=""):
     stages = [s for s in ds["stage"].values if s != "generate"]
     t, peak, ex = ds[prefix + "time"], ds[prefix + "total_peak_gb"], ds[prefix + "exponent"]
     lines = ["n".rjust(9) + "d".rjust(6) + "".join(s.rjust(13) for s in stages) + "end to end".rjust(12)
-             + "peak GB".rjust(9)]
+             + "peak GiB".rjust(9)]
     for n in ds["n"].values:
         d = int(ds[prefix + "n_features"].sel(n=n)) if prefix + "n_features" in ds else -1
         e2e = sum(float(t.sel(n=n, stage=s)) for s in END_TO_END)
