@@ -156,6 +156,25 @@ def _plot_src(drv):
     return imgs[0].get_attribute("src") if imgs else ""
 
 
+def _run_all(drv):
+    """Run > Run All Cells, through the menu bar as a person would. A click that
+    lands while the kernel's session is still connecting runs nothing (seen
+    about once in ten runs: every prompt stays "[ ]"), so it is repeated
+    until a cell has started."""
+    from selenium.webdriver.common.by import By
+
+    for _attempt in range(4):
+        _click(drv, lambda: ([e for e in drv.find_elements(By.CSS_SELECTOR, ".lm-MenuBar-itemLabel")
+                              if e.text == "Run"] or [None])[0], "the Run menu")
+        _click(drv, lambda: drv.find_element(By.CSS_SELECTOR, "li[data-command='runmenu:run-all']"),
+               "Run All Cells", timeout=30)
+        t0 = time.time()
+        while time.time() - t0 < 30 and not _started(drv):
+            time.sleep(0.5)
+        if _started(drv):
+            return
+
+
 def test_moving_a_slider_in_jupyterlab_redraws_the_panel(lab, browser, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -167,21 +186,15 @@ def test_moving_a_slider_in_jupyterlab_redraws_the_panel(lab, browser, tmp_path)
     _wait(lambda: drv.find_elements(By.CSS_SELECTOR, ".jp-Notebook .jp-Cell"), 120, "the notebook")
     _wait(lambda: drv.find_elements(By.CSS_SELECTOR, ".jp-Notebook-ExecutionIndicator[data-status='idle']"), 120,
           "an idle kernel")
-    # Run > Run All Cells, through the menu bar as a person would. A click that
-    # lands while the kernel's session is still connecting runs nothing (seen
-    # about once in ten runs: every prompt stays "[ ]"), so it is repeated
-    # until a cell has started.
-    for _attempt in range(4):
-        _click(drv, lambda: ([e for e in drv.find_elements(By.CSS_SELECTOR, ".lm-MenuBar-itemLabel")
-                              if e.text == "Run"] or [None])[0], "the Run menu")
-        _click(drv, lambda: drv.find_element(By.CSS_SELECTOR, "li[data-command='runmenu:run-all']"),
-               "Run All Cells", timeout=30)
-        t0 = time.time()
-        while time.time() - t0 < 30 and not _started(drv):
-            time.sleep(0.5)
-        if _started(drv):
-            break
-    first = _wait(lambda: _status(drv) if "run 1" in _status(drv) else "", 300, "the panel's first run", drv)
+    _run_all(drv)
+    try:
+        first = _wait(lambda: _status(drv) if "run 1" in _status(drv) else "", 240, "the panel's first run", drv)
+    except pytest.fail.Exception:
+        # seen once in many CI runs: the kernel idle, the panel never showing its first
+        # run, as a widget cell can leave a notebook client waiting for good (jupyter/
+        # nbclient#312); Run All once more makes a new panel, whose first run is "run 1"
+        _run_all(drv)
+        first = _wait(lambda: _status(drv) if "run 1" in _status(drv) else "", 300, "the panel's first run", drv)
     assert "Error" not in first
     before = _wait(lambda: _plot_src(drv), 60, "the panel's plot")
     drv.save_screenshot(str(shots / "explore_before.png"))
