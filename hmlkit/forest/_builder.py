@@ -599,6 +599,36 @@ def route_table(node_offset, feature, threshold, left, right, leaf_id):
 
 
 APPLY_BLOCK = 32  # samples routed together through one tree (see apply_table)
+APPLY_CHUNKS = 256  # most chunks of blocks (each with its own feature buffer), for balance
+# from this many trees on, the trees after the first are routed in leaf order (see
+# apply_table): below it, the first tree's pass and the copies of the rows cost more than
+# the shared paths save (measured on 512-d and 4096-d features: even at 5 or 6 trees)
+APPLY_ORDER_FROM = 6
+
+
+@nb.njit(cache=True, inline="always")
+def _route_block(xb, m, t0, t1, node_offset, ti, tf, cur, active, rows, out):
+    """Trees t0..t1-1 for the block's ``m`` samples (features ``xb[j]``, output row
+    ``rows[j]``), in lockstep: see ``apply_table``."""
+    for t in range(t0, t1):
+        for j in range(m):
+            cur[j] = node_offset[t]
+            active[j] = j
+        n_active = m
+        while n_active > 0:
+            a = 0
+            while a < n_active:
+                j = active[a]
+                node = cur[j]
+                f = ti[node, 0]
+                if f >= 0:
+                    cur[j] = ti[node, 2] if xb[j, f] < tf[node, 1] else ti[node, 3]
+                    a += 1
+                else:  # at its leaf: the last active sample takes its place
+                    n_active -= 1
+                    active[a] = active[n_active]
+        for j in range(m):
+            out[rows[j], t] = -1 - ti[cur[j], 0]
 
 
 @nb.njit(parallel=True, cache=True)
@@ -610,35 +640,61 @@ def apply_table(X, node_offset, ti, tf):
     misses overlap instead of each waiting for the last (one sample walking a deep
     tree alone is a chain of dependent misses). A sample that reaches its leaf leaves
     the round robin, so a block costs the sum of its samples' depths, not its deepest
-    one times the block (unbalanced trees have leaves far deeper than the mean)."""
-    n = X.shape[0]
+    one times the block (unbalanced trees have leaves far deeper than the mean).
+
+    The first tree routes the samples in their own order; the others (in a forest of
+    ``APPLY_ORDER_FROM`` trees or more) in the order of their leaf in it, each block's
+    rows copied together first. Samples that share a leaf are alike, so they also walk
+    much the same paths in the other trees: a block then shares its deep nodes, which
+    are the misses once the forest outgrows the caches (100 trees: a quarter less time
+    at 100,000 and 1,000,000 samples of 512-d features, a fifth at 100,000 of 4096-d).
+    The leaves are the same whatever the order."""
+    n, d = X.shape
     T = node_offset.shape[0] - 1
     out = np.empty((n, T), np.int32)
+    if n == 0 or T == 0:
+        return out
     n_blocks = (n + APPLY_BLOCK - 1) // APPLY_BLOCK
-    for b in nb.prange(n_blocks):
-        i0 = b * APPLY_BLOCK
-        m = min(n, i0 + APPLY_BLOCK) - i0
+    n_chunks = min(n_blocks, APPLY_CHUNKS)
+    ordered = T >= APPLY_ORDER_FROM
+    first = 1 if ordered else T
+    for c in nb.prange(n_chunks):
         cur = np.empty(APPLY_BLOCK, np.int64)
         active = np.empty(APPLY_BLOCK, np.int64)
-        for t in range(T):
+        rows = np.empty(APPLY_BLOCK, np.int64)
+        for b in range(n_blocks * c // n_chunks, n_blocks * (c + 1) // n_chunks):
+            i0 = b * APPLY_BLOCK
+            m = min(n, i0 + APPLY_BLOCK) - i0
             for j in range(m):
-                cur[j] = node_offset[t]
-                active[j] = j
-            n_active = m
-            while n_active > 0:
-                a = 0
-                while a < n_active:
-                    j = active[a]
-                    node = cur[j]
-                    f = ti[node, 0]
-                    if f >= 0:
-                        cur[j] = ti[node, 2] if X[i0 + j, f] < tf[node, 1] else ti[node, 3]
-                        a += 1
-                    else:  # at its leaf: the last active sample takes its place
-                        n_active -= 1
-                        active[a] = active[n_active]
+                rows[j] = i0 + j
+            _route_block(X[i0:i0 + m], m, 0, first, node_offset, ti, tf, cur, active, rows, out)
+    if not ordered:
+        return out
+    # the samples by their first tree's leaf (a stable counting sort)
+    n_leaves = 0
+    for i in range(n):
+        n_leaves = max(n_leaves, out[i, 0] + 1)
+    start = np.zeros(n_leaves + 1, np.int64)
+    for i in range(n):
+        start[out[i, 0] + 1] += 1
+    for v in range(n_leaves):
+        start[v + 1] += start[v]
+    order = np.empty(n, np.int64)
+    for i in range(n):
+        v = out[i, 0]
+        order[start[v]] = i
+        start[v] += 1
+    for c in nb.prange(n_chunks):
+        cur = np.empty(APPLY_BLOCK, np.int64)
+        active = np.empty(APPLY_BLOCK, np.int64)
+        buf = np.empty((APPLY_BLOCK, d), X.dtype)
+        for b in range(n_blocks * c // n_chunks, n_blocks * (c + 1) // n_chunks):
+            i0 = b * APPLY_BLOCK
+            m = min(n, i0 + APPLY_BLOCK) - i0
+            rows = order[i0:i0 + m]
             for j in range(m):
-                out[i0 + j, t] = -1 - ti[cur[j], 0]
+                buf[j] = X[rows[j]]
+            _route_block(buf, m, 1, T, node_offset, ti, tf, cur, active, rows, out)
     return out
 
 
