@@ -1,6 +1,8 @@
 """The speed benchmark's bookkeeping (scaling to tau = 1000, verdicts, bad
 input) and its notebook under papermill on a tiny run. The speed figures
 themselves are printed by `make bench`, never asserted in a unit test."""
+import time
+
 import numpy as np
 import pytest
 import xarray as xr
@@ -89,12 +91,15 @@ def test_bench_notebook_runs_and_stores_its_figures(tmp_path):
     assert list(ds["n"].values) == [300, 600] and list(ds["stage"].values) == list(bench_scale.STAGES)
     assert np.all(ds["scale_time"].values >= 0) and np.all(ds["scale_total_peak_gb"].values > 0)
     assert ds["scale_exponent"].shape == (1, len(bench_scale.STAGES))
+    # each stage's first call is kept too, never quicker than the best of its calls
+    assert np.all(ds["scale_first_time"].values >= ds["scale_time"].values)
+    assert ds["scale_first_exponent"].shape == (1, len(bench_scale.STAGES))
     assert list(ds["n_tags"].values) == [100, 200] and np.isfinite(ds["scale_tag_time"].values).all()
     # and each n again with the forest's stages on a 2-worker Dask LocalCluster
     assert list(ds["n_dask"].values) == [300, 600] and np.all(ds["scale_dask_time"].sel(stage="fit").values > 0)
     assert np.all(ds["scale_dask_peak_gb"].values > ds["scale_total_peak_gb"].values)  # the workers' peaks added
     lines = bench_scale.format_table(ds, prefix="scale_")
-    assert len(lines) == 1 + 2 + 1 + 1 + 2 + 1 + 2  # head, n, exponent, tags, dask
+    assert len(lines) == 1 + 2 + 1 + 1 + 1 + 2 + 1 + 2  # head, n, exponent, first calls' one, tags, dask
     assert all(" fit x" in line for line in lines[-2:])
 
 
@@ -143,6 +148,7 @@ def test_scaling_exponents_and_dataset():
         r = {"n": n, "trees": 10, "n_features": 512, "n_tags": 1000, "peak_gb": n / 1e4, "skipped": {}}
         for s in bench_scale.STAGES:
             r[s], r[f"peak_gb_{s}"] = t * (n / 1000) ** (2 if s == "spectral" else 1), n / 1e4
+            r[f"first_{s}"] = r[s] * (2.0 if s == "forest_graph" and n == 1000 else 1.0)
         return r
 
     big = row(4000, 1.0)
@@ -151,10 +157,16 @@ def test_scaling_exponents_and_dataset():
     ds = bench_scale.to_dataset({"n": [row(1000, 1.0), row(2000, 1.0), big], "tags": []})
     assert float(ds["exponent"].sel(step="1000->2000", stage="fit")) == pytest.approx(1.0)
     assert float(ds["exponent"].sel(step="2000->4000", stage="spectral")) == pytest.approx(2.0)
+    # the first calls' own exponents: here the first call at 1000 took twice its best
+    assert float(ds["first_exponent"].sel(step="1000->2000", stage="forest_graph")) == pytest.approx(0.0)
+    assert float(ds["first_exponent"].sel(step="1000->2000", stage="fit")) == pytest.approx(1.0)
     assert np.isnan(float(ds["time"].sel(n=4000, stage="am_top")))
     assert "99 GiB" in ds.attrs["skipped"]
     text = "\n".join(bench_scale.format_table(ds))
-    assert "exp 1000->2000" in text and "skipped" in text
+    assert "exp 1000->2000" in text and "first calls 1000->2000" in text and "skipped" in text
+    # a result without first times (an older run's) gives NaN there, not an error
+    old = [{k: v for k, v in r.items() if not k.startswith("first_")} for r in (row(1000, 1.0), row(2000, 1.0))]
+    assert np.isnan(bench_scale.to_dataset({"n": old, "tags": []})["first_exponent"].values).all()
     with pytest.raises(ValueError, match="positive"):
         bench_scale.run(ns=(0, 10))
 
@@ -184,7 +196,12 @@ def test_a_stage_asked_for_is_timed_repeatedly_even_when_slow(monkeypatch):
     calls = []
     monkeypatch.setattr(bench_scale, "REPEAT_BELOW", 0.0)  # no stage is quick: each timed once ...
     assert bench_scale.best_time(lambda: calls.append(1) or len(calls))[::2] == (1, 1)
-    res, best, timings = bench_scale.best_time(lambda: calls.append(1) or len(calls), always=True)  # ... unless asked
-    assert (res, timings) == (1 + bench_scale.REPEATS, bench_scale.REPEATS) and best >= 0
+    # ... unless asked
+    res, best, timings, first = bench_scale.best_time(lambda: calls.append(1) or len(calls), always=True)
+    assert (res, timings) == (1 + bench_scale.REPEATS, bench_scale.REPEATS) and 0 <= best <= first
+    # the first call's time is its own: here it sleeps and the others do not
+    slept = []
+    _, best, _, first = bench_scale.best_time(lambda: slept or (time.sleep(0.05), slept.append(1)), always=True)
+    assert first >= 0.05 > best
     monkeypatch.setattr(bench_scale, "REPEAT_BELOW", 1e9)  # every stage quick: best of REPEATS
     assert bench_scale.best_time(lambda: None)[2] == bench_scale.REPEATS
