@@ -10,6 +10,7 @@ values programmatically and check ``panel.scores`` / ``panel.figure`` / ``panel.
 """
 from __future__ import annotations
 
+import io
 import time
 
 import numpy as np
@@ -29,15 +30,6 @@ def _method_options():
         for mode in spec.input_modes:
             opts.append((f"{name} ({mode})", (name, mode)))
     return opts
-
-
-def _in_kernel():
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    ip = get_ipython()
-    return ip is not None and getattr(ip, "kernel", None) is not None
 
 
 class ExplorePanel:
@@ -73,7 +65,11 @@ class ExplorePanel:
                                  style=style)
         self.status = W.HTML()
         self.table = W.HTML()
-        self.plot = W.Output()
+        # the plot as a PNG image widget, not an Output widget: a notebook client (papermill's
+        # nbclient) mirrors an Output widget's state by sending on the kernel's shell channel
+        # while it waits for the cell's reply there, and now and then never sees that reply
+        # (jupyter/nbclient#312): the run hangs with the kernel idle
+        self.plot = W.Image(format="png")
         self.controls = [self.profile, self.dataset, self.sparseness, self.layers, self.tau, self.phi,
                          self.hierarchy, self.correlations, self.method]
         self.auto_update = auto_update
@@ -153,19 +149,16 @@ class ExplorePanel:
         a2.plot(np.arange(1, len(self.history) + 1), [h["nmi"] for h in self.history], "o-")
         a2.set(xlabel="run", ylabel="NMI", title="NMI of every run")
         fig.tight_layout()
-        self.plot.clear_output(wait=True)
-        if _in_kernel():
-            from IPython.display import display
-
-            with self.plot:
-                display(fig)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=90)
+        self.plot.value = buf.getvalue()
         plt.close(fig)
         return fig
 
     def _ipython_display_(self):
         from IPython.display import display
 
-        # shown first, so the first run's plot lands in the panel's Output widget
+        # shown first, so that the first run's status and plot update it in place
         display(self.widget)
         if self.scores is None and self.auto_update:
             self.update()

@@ -152,7 +152,7 @@ def _started(drv):
 def _plot_src(drv):
     from selenium.webdriver.common.by import By
 
-    imgs = drv.find_elements(By.CSS_SELECTOR, ".widget-output img")
+    imgs = drv.find_elements(By.CSS_SELECTOR, "img.widget-image")
     return imgs[0].get_attribute("src") if imgs else ""
 
 

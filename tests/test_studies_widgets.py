@@ -16,10 +16,11 @@ def test_panel_callbacks_update_scores_and_plot():
     panel = ExplorePanel(data=toy(n=90), n_estimators=6)
     first = panel.update()
     assert set(first) == {"purity", "nmi", "ri", "f1", "ari"} and panel.n_updates == 1
-    fig1 = panel.figure
+    fig1, png1 = panel.figure, panel.plot.value
+    assert png1[:8] == b"\x89PNG\r\n\x1a\n"   # the plot shown as an image widget's PNG
     panel.tau.value = 2                      # the observer re-runs at once
     assert panel.n_updates == 2 and panel.history[-1]["tau"] == 2
-    assert panel.figure is not fig1
+    assert panel.figure is not fig1 and panel.plot.value[:8] == png1[:8] and panel.plot.value != png1
     assert len(panel.figure.axes[1].lines[0].get_xdata()) == 2   # NMI of both runs plotted
     panel.correlations.value = False
     panel.hierarchy.value = False
