@@ -209,9 +209,8 @@ def thread_env(n_jobs):
 # timeout). The two such hangs diagnosed (py-spy) were in the explore panel's cell:
 # nbclient mirrors an Output widget by sending on the shell channel it awaits the reply on
 # (jupyter/nbclient#312), and the panel has since drawn into an Image widget instead; the
-# timeout stays as the guard. The longest
-# quick cell takes well under a minute, the longest standard one about 8 min;
-# paper-profile cells can take hours and get no timeout.
+# timeout stays as the guard. The longest quick cell takes well under a minute, the
+# longest standard one about 8 min; paper-profile cells can take hours and get no timeout.
 CELL_TIMEOUT = {"quick": 600, "standard": 3600, "paper": None}
 TIMEOUT_RETRIES = 1
 # Submitted before the others (in this order) by run(): the studies that take longest in
