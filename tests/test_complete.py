@@ -173,6 +173,38 @@ def test_affinity_measure_top_equals_dense_scores_ranked():
         affinity_measure_top(idx, w[:, :3], Y, 7)
 
 
+def test_affinity_measure_top_compact_and_wide_structures_agree():
+    """The tag matrix reaches the kernel as uint32 / uint16 arrays while its sizes allow,
+    as int64 / int32 beyond 65,536 tags: the same tags and scores either way, also when
+    a query's neighbours vote for every tag of the vocabulary and then some again."""
+    import scipy.sparse as sp
+
+    from hmlkit.complete import _kernels as KC
+    from hmlkit.complete import affinity_measure_scores, affinity_measure_top, compact_structure
+
+    rng = np.random.default_rng(1)
+    Y = sp.random(300, 70_000, density=2e-4, random_state=1, format="csr")
+    Y.data[:] = 1
+    Y.indices[:5] = 69_999  # the last tag: beyond uint16's reach if it were cut
+    indptr, indices = compact_structure(Y)
+    assert indptr.dtype == np.uint32 and indices.dtype == np.int32
+    idx = rng.integers(-1, 300, size=(100, 6)).astype(np.int32)
+    w = np.where(idx >= 0, rng.random(idx.shape), 0.0).astype(np.float32)
+    tags, top = affinity_measure_top(idx, w, Y, 6, n_top=4)
+    bounds = np.array([0, 50, 100])
+    wide = KC.affinity_measure_top_rows(idx, w, Y.indptr.astype(np.int64), Y.indices.astype(np.int64), Y.shape[1],
+                                        4, bounds)
+    assert np.array_equal(tags, wide[0]) and np.allclose(top * 6, wide[1], rtol=1e-12)
+    # 3 tags: compact; every query's neighbours cover all 3, more than once
+    Y3 = sp.csr_matrix(np.array([[1, 1, 1], [1, 1, 1], [0, 1, 1]], dtype=np.uint8))
+    assert [a.dtype for a in compact_structure(Y3)] == [np.uint32, np.uint16]
+    idx3 = np.array([[0, 1, 2], [2, 1, 0]])
+    w3 = np.array([[1.0, 0.5, 0.25], [1.0, 0.5, 0.25]])
+    tags3, top3 = affinity_measure_top(idx3, w3, Y3, 3, n_top=3)
+    assert np.allclose(top3, affinity_measure_scores(idx3, w3, Y3, 3)[:, [1, 2, 0]])
+    assert tags3.tolist() == [[1, 2, 0], [1, 2, 0]]
+
+
 def test_lift_product_known_answer():
     """score_j = c_j * l_j**a, with c = y P and l the smoothed lift of the vote."""
     import scipy.sparse as sp

@@ -47,6 +47,7 @@ def main(argv=None):
     from hmlkit.affinity import _kernels as K
     from hmlkit.affinity import _leaf_ids, knn_graph_from_neighbors, leaf_knn
     from hmlkit.complete import _kernels as KC
+    from hmlkit.complete import compact_structure
     from hmlkit.data import make_synthetic
     from hmlkit.forest import HMLForest
 
@@ -61,7 +62,7 @@ def main(argv=None):
         if args.leaves is not None:
             np.save(args.leaves, leaves)
     Y = D.Y.tocsr()
-    indptr, indices, m, k = Y.indptr.astype(np.int64), Y.indices.astype(np.int32), Y.shape[1], args.neighbors
+    (indptr, indices), m, k = compact_structure(Y), Y.shape[1], args.neighbors
 
     # every kernel once on a small problem, so that no timing includes compiling
     small = np.ascontiguousarray(leaves[:500])

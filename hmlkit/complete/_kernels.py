@@ -78,8 +78,8 @@ def affinity_measure_top_rows(idx, w, y_indptr, y_indices, m, n_top, bounds):
     top = np.zeros((nq, n_top), np.float64)
     for c in nb.prange(bounds.shape[0] - 1):
         acc = np.zeros(m, np.float64)
-        seen = np.zeros(m, np.bool_)
-        touched = np.empty(m, np.int64)
+        seen = np.zeros(m, np.uint8)
+        touched = np.empty(m + 1, np.int64)  # one spare: written before the count says if it is kept
         for q in range(bounds[c], bounds[c + 1]):
             # the neighbours' row pointers two queries ahead and their tags one ahead: the
             # neighbours are random rows of a tag matrix larger than the caches
@@ -96,19 +96,21 @@ def affinity_measure_top_rows(idx, w, y_indptr, y_indices, m, n_top, bounds):
                 j = idx[q, b]
                 if j < 0:
                     continue
+                wb = w[q, b]
                 for a in range(y_indptr[j], y_indptr[j + 1]):
+                    # a tag's first vote without a branch: whether it is new is a coin toss
+                    # that the CPU mispredicts, and each miss stalls the loads behind it
                     t = y_indices[a]
-                    if not seen[t]:
-                        seen[t] = True
-                        touched[nt] = t
-                        nt += 1
-                    acc[t] += w[q, b]
+                    touched[nt] = t
+                    nt += 1 - seen[t]
+                    seen[t] = 1
+                    acc[t] += wb
             cnt = 0
             for a in range(nt):
                 t = touched[a]
                 s = acc[t]
                 acc[t] = 0.0
-                seen[t] = False
+                seen[t] = 0
                 if s <= 0.0:
                     continue
                 cnt = push_top(top[q], tags[q], tags[q], cnt, s, t, t)  # a tag is its own tie key
