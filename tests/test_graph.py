@@ -149,3 +149,24 @@ def test_graph_is_the_same_whatever_the_number_of_threads():
             assert x.dtype == y.dtype and np.array_equal(x, y)
     _same(knn_graph_from_neighbors(idx, w, n), _scipy(np.repeat(np.arange(n), k)[(idx >= 0).ravel()], idx[idx >= 0],
                                                          w[idx >= 0], n))
+
+
+def test_float32_lists_give_the_float64_graph_even_with_a_neighbour_named_twice():
+    """The kernel keeps float32 weights in float32 scratch: a maximum of them is exact,
+    so the graph is the one of the same weights in float64; a list naming a neighbour
+    twice has those weights summed in float64, as scipy's sum of duplicates would be
+    (0.1f + 0.2f in float32 is off by 7e-9)."""
+    idx = np.array([[1, 2], [0, -1], [1, 1]])
+    w32 = np.array([[0.1, 0.7], [0.3, 0.0], [0.1, 0.2]], dtype=np.float32)
+    rows = np.repeat(np.arange(3), 2)[(idx >= 0).ravel()]
+    g = knn_graph_from_neighbors(idx, w32, 3)
+    assert g.dtype == np.float64
+    _same(g, _scipy(rows, idx[idx >= 0], w32[idx >= 0].astype(np.float64), 3))
+    assert g[2, 1] == np.float64(np.float32(0.1)) + np.float64(np.float32(0.2))
+    rng = np.random.default_rng(3)
+    n, k = 5000, 10
+    idx = np.stack([rng.permutation(n)[:k] for _ in range(n)]).astype(np.int32)  # no neighbour twice
+    w = rng.random((n, k)).astype(np.float32)
+    a, b = knn_graph_from_neighbors(idx, w, n), knn_graph_from_neighbors(idx, w.astype(np.float64), n)
+    assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.indices, b.indices)
+    assert np.array_equal(a.data, b.data)

@@ -200,6 +200,8 @@ def knn_graph_from_neighbors(idx, w, n):
     if idx.shape[0] > n or (idx.size and idx.max() >= n):
         raise ValueError(f"idx must hold node indices in [0, {n}) for at most {n} rows, got {idx.shape[0]} rows "
                          f"and a largest index of {idx.max() if idx.size else None}")
+    if w.dtype not in (np.float32, np.float64):
+        w = w.astype(np.float64)
     # the symmetric_graph of the edges i -> idx[i, a], built from the lists in place
     indptr, indices, data = G.symmetric_max_knn(idx, w, n)
     return sp.csr_matrix((data, indices, indptr), shape=(n, n))

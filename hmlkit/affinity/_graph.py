@@ -43,7 +43,8 @@ def _group(key, other, rowptr, w, n, ptr, o_out, w_out):
     bits = 0
     while (1 << bits) < n:
         bits += 1
-    shift = max(0, bits - RADIX_BITS)
+    # a key's offset within its bucket fits 16 bits (more buckets past 2**24 nodes)
+    shift = min(16, max(0, bits - RADIX_BITS))
     n_buckets = ((n - 1) >> shift) + 1 if n > 0 else 0
     P = max(1, min(GROUP_CHUNKS, E // 65536))
     cut = np.empty(P + 1, np.int64)  # first entry of each chunk
@@ -68,8 +69,12 @@ def _group(key, other, rowptr, w, n, ptr, o_out, w_out):
             front[c, b] = s
             s += count[c, b]
     start[n_buckets] = s
-    packed = np.empty(E, np.int64)  # key << 32 | other: one write front per bucket, not two
-    w1 = np.empty(E, w.dtype)
+    # the first pass writes straight into the outputs, each entry in its bucket's span,
+    # beside its key's offset in the bucket (2 bytes): the only scratch as long as the
+    # entries, where a packed (key, other) copy and one of the weights took 16 bytes, all
+    # of it fresh pages at a million nodes
+    low = np.empty(E, np.uint16)
+    mask = (1 << shift) - 1
     for c in nb.prange(P):
         if by_row:
             for i in range(row_cut[c], row_cut[c + 1]):
@@ -77,36 +82,42 @@ def _group(key, other, rowptr, w, n, ptr, o_out, w_out):
                     b = key[e] >> shift
                     p = front[c, b]
                     front[c, b] = p + 1
-                    packed[p] = (np.int64(key[e]) << 32) | np.int64(i)
-                    w1[p] = w[e]
+                    low[p] = key[e] & mask
+                    o_out[p] = i
+                    w_out[p] = w[e]
         else:
             for e in range(cut[c], cut[c + 1]):
                 b = key[e] >> shift
                 p = front[c, b]
                 front[c, b] = p + 1
-                packed[p] = (np.int64(key[e]) << 32) | np.int64(other[e])
-                w1[p] = w[e]
+                low[p] = key[e] & mask
+                o_out[p] = other[e]
+                w_out[p] = w[e]
     width = 1 << shift
     ptr[0] = 0
     for b in nb.prange(n_buckets):
-        _group_bucket(packed, w1, start[b], start[b + 1], b << shift, min(n, (b << shift) + width), ptr, o_out, w_out)
+        _group_bucket(low, start[b], start[b + 1], b << shift, min(n, (b << shift) + width), ptr, o_out, w_out)
 
 
 @nb.njit(cache=True)
-def _group_bucket(packed, w1, s, t, base, hi, ptr, o_out, w_out):
-    """The second pass of ``_group_by`` on one bucket (entries s..t, keys base..hi)."""
+def _group_bucket(low, s, t, base, hi, ptr, o_out, w_out):
+    """The second pass of ``_group_by`` on one bucket (entries s..t of ``o_out`` and
+    ``w_out``, keys base..hi, ``low`` their offsets from base): grouped in place, through
+    a copy of the bucket's entries, which stays in cache."""
     local = np.zeros(hi - base + 1, np.int64)
     for e in range(s, t):
-        local[(packed[e] >> 32) - base + 1] += 1
+        local[low[e] + 1] += 1
     for j in range(hi - base):
         local[j + 1] += local[j]
         ptr[base + j + 1] = s + local[j + 1]
+    o_copy = o_out[s:t].copy()
+    w_copy = w_out[s:t].copy()
     for e in range(s, t):
-        j = (packed[e] >> 32) - base
+        j = low[e]
         p = s + local[j]
         local[j] += 1
-        o_out[p] = packed[e] & 0xFFFFFFFF
-        w_out[p] = w1[e]
+        o_out[p] = o_copy[e - s]
+        w_out[p] = w_copy[e - s]
 
 
 @nb.njit(cache=True)
@@ -191,13 +202,27 @@ def symmetric_max(rows, cols, w, n):
     else:
         fptr = np.empty(n + 1, np.int64)
         _group_by(rows, cols, w, n, fptr, fcol, fw)
-    return _max_with_transpose(fptr, fcol, fw, n)
+    return _max_with_transpose(fptr, fcol, fw, _sort_rows_sum_duplicates(fptr, fcol, fw), n)
 
 
 @nb.njit(cache=True, parallel=True)
 def symmetric_max_knn(idx, w, n):
     """``symmetric_max`` of the kNN lists' edges i -> idx[i, a], weight w[i, a]
-    (negative idx: padding, skipped), read from the lists in place: no edge arrays."""
+    (negative idx: padding, skipped), read from the lists in place: no edge arrays.
+    The scratch keeps the weights' own float type (leaf_knn's float32: 160 MB fewer
+    fresh pages at a million nodes; a maximum of float32s is exact), unless a list
+    names a neighbour twice, whose weights are then summed in float64, as scipy does."""
+    fptr, fcol, fw = _rows_of_lists(idx, w, n)
+    nnz = _sort_rows_sum_duplicates(fptr, fcol, fw)
+    if nnz < fcol.shape[0] and fw.itemsize < 8:  # duplicates summed in float32: again, wide
+        fptr, fcol, fw64 = _rows_of_lists(idx, w.astype(np.float64), n)
+        return _max_with_transpose(fptr, fcol, fw64, _sort_rows_sum_duplicates(fptr, fcol, fw64), n)
+    return _max_with_transpose(fptr, fcol, fw, nnz, n)
+
+
+@nb.njit(cache=True, parallel=True)
+def _rows_of_lists(idx, w, n):
+    """The kNN lists' edges grouped by row (row pointers, columns, weights in w's type)."""
     q, k = idx.shape
     kept = np.zeros(n, np.int64)
     for i in nb.prange(q):
@@ -206,7 +231,7 @@ def symmetric_max_knn(idx, w, n):
                 kept[i] += 1
     fptr = _row_pointers(kept)
     fcol = np.empty(fptr[n], np.int32)
-    fw = np.empty(fptr[n], np.float64)
+    fw = np.empty(fptr[n], w.dtype)
     for i in nb.prange(q):
         e = fptr[i]
         for a in range(k):
@@ -215,14 +240,13 @@ def symmetric_max_knn(idx, w, n):
                 fcol[e] = j
                 fw[e] = w[i, a]
                 e += 1
-    return _max_with_transpose(fptr, fcol, fw, n)
+    return fptr, fcol, fw
 
 
 @nb.njit(cache=True, parallel=True)
-def _max_with_transpose(fptr, fcol, fw, n):
-    """max(S, S^T) in CSR, S given row-grouped (``fptr``, ``fcol``, ``fw``; rows not
-    yet sorted, duplicates not yet summed: done here, in place)."""
-    nnz = _sort_rows_sum_duplicates(fptr, fcol, fw)
+def _max_with_transpose(fptr, fcol, fw, nnz, n):
+    """max(S, S^T) in CSR, S given row-grouped (``fptr``, ``fcol``, ``fw``), each row
+    sorted with its duplicates summed (``_sort_rows_sum_duplicates``: ``nnz`` entries)."""
     # S^T: S's entries grouped by column; stable, so each group's rows ascend
     tptr = np.empty(n + 1, np.int64)
     trow = np.empty(nnz, np.int32)
