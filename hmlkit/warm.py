@@ -25,11 +25,12 @@ def compile_kernels(parts=PARTS, log=None):
     import scipy.sparse as sp
 
     from hmlkit import HMLClustering, HMLForest, HMLTagCompleter
-    from hmlkit.affinity import cosine_knn_graph, leaf_affinity
+    from hmlkit.affinity import cosine_knn_graph, leaf_affinity, leaf_knn
     from hmlkit.baselines.ccforest import ConstrainedClusteringForest
     from hmlkit.baselines.classic import AffinityPropagationClustering
     from hmlkit.baselines.ghfart import GHFART
     from hmlkit.baselines.mmc import MMC
+    from hmlkit.complete import affinity_measure_top
     from hmlkit.data import hide_tags, make_synthetic
     from hmlkit.features import hik_feature_map
     from hmlkit.metrics import completion_scores
@@ -53,6 +54,9 @@ def compile_kernels(parts=PARTS, log=None):
             c = HMLTagCompleter(method, n_estimators=2, n_clusters=k, random_state=0)
             scores = c.fit(obs.X, obs.Y, obs.layers).predict_scores()
         completion_scores(scores, obs.Y, hidden)
+        # the sparse AM scores for collections too large for dense ones (no estimator calls them)
+        idx, w = leaf_knn(HMLForest(n_estimators=2, random_state=0).fit(X, Y, layers).train_leaves_, k)
+        affinity_measure_top(idx, w, Y, k)
 
     def cosine():
         Z = sp.csr_matrix(Y, dtype=np.float64)
