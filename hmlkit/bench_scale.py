@@ -374,6 +374,9 @@ def main(argv=None):
                    "LocalCluster of this many worker processes")
     p.add_argument("--features", type=int, default=None, help="feature dimension at every n (default: 4096 below "
                    f"{LOW_DIM_FROM:,} samples, {LOW_DIM} from there)")
+    p.add_argument("--out", default=None, help="also write the results here as netCDF (atomically), to be read "
+                   "back with xarray.open_dataset and printed again with format_table")
+    p.add_argument("--figure", default=None, help="also draw the log-log plot of the results here (png)")
     p.add_argument("--_one", type=int, help=argparse.SUPPRESS)
     p.add_argument("--_tags", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--_features", type=int, default=None, help=argparse.SUPPRESS)
@@ -388,6 +391,19 @@ def main(argv=None):
     ds = to_dataset(run(ns, args.trees, tags or None, args.tags_n, dask_workers=args.dask, n_features=args.features))
     for line in format_table(ds):
         print(line)
+    # a 1M sweep takes a quarter of an hour: its results are worth keeping
+    if args.out:
+        from .studies.saving import write_dataset_atomic
+
+        print(f"results: {write_dataset_atomic(ds, args.out)}")
+    if args.figure:
+        import matplotlib.pyplot as plt
+
+        from .studies.saving import save_figure_atomic
+
+        fig = plot(ds)
+        print(f"figure: {save_figure_atomic(fig, args.figure)}")
+        plt.close(fig)
     return 0
 
 

@@ -192,6 +192,38 @@ def test_stages_repeated_at_the_first_size_are_repeated_at_every_size(monkeypatc
     assert tag_calls == [(100, ()), (1000, ("tag_graph",)), (10000, ("tag_graph",))]
 
 
+def test_scale_command_line_keeps_its_results_and_plot(monkeypatch, tmp_path, capsys):
+    """``--out`` writes the sweep's dataset (read back, it prints the same table) and
+    ``--figure`` its plot; neither is left half-written when the sweep fails."""
+    import xarray as xr
+
+    def fake_run_one(n, trees, n_tags=None, n_features=None, dask_workers=0, repeat=()):
+        r = {"n": n, "trees": trees, "n_features": 512, "n_tags": 1000, "peak_gb": 1.0, "skipped": {}}
+        for s in bench_scale.STAGES:
+            r[s] = r[f"first_{s}"] = 0.01 * n
+            r[f"timings_{s}"] = 1
+        return r
+
+    monkeypatch.setattr(bench_scale, "_run_one", fake_run_one)
+    nc, png = tmp_path / "out" / "scale.nc", tmp_path / "scale.png"
+    assert bench_scale.main(["--n", "100,1000", "--trees", "2", "--out", str(nc), "--figure", str(png)]) == 0
+    printed = capsys.readouterr().out
+    with xr.open_dataset(nc) as ds:
+        assert list(ds["n"].values) == [100, 1000]
+        assert float(ds["exponent"].sel(step="100->1000", stage="fit")) == pytest.approx(1.0)
+        assert "\n".join(bench_scale.format_table(ds)) in printed
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    before = nc.read_bytes()
+
+    def failing_run_one(*args, **kwargs):
+        raise RuntimeError("worker died")
+
+    monkeypatch.setattr(bench_scale, "_run_one", failing_run_one)
+    with pytest.raises(RuntimeError, match="worker died"):
+        bench_scale.main(["--n", "100,1000", "--out", str(nc)])
+    assert nc.read_bytes() == before and sorted(p.name for p in nc.parent.iterdir()) == ["scale.nc"]
+
+
 def test_a_stage_asked_for_is_timed_repeatedly_even_when_slow(monkeypatch):
     calls = []
     monkeypatch.setattr(bench_scale, "REPEAT_BELOW", 0.0)  # no stage is quick: each timed once ...
