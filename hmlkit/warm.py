@@ -55,8 +55,8 @@ def compile_kernels(parts=PARTS, log=None):
             scores = c.fit(obs.X, obs.Y, obs.layers).predict_scores()
         completion_scores(scores, obs.Y, hidden)
         # the sparse AM scores for collections too large for dense ones (no estimator calls them)
-        idx, w = leaf_knn(HMLForest(n_estimators=2, random_state=0).fit(X, Y, layers).train_leaves_, k)
-        affinity_measure_top(idx, w, Y, k)
+        idx, w = leaf_knn(c.forest_.train_leaves_, k)  # the last completer's forest: no fit of its own
+        affinity_measure_top(idx, w, obs.Y, k)
 
     def cosine():
         Z = sp.csr_matrix(Y, dtype=np.float64)
