@@ -60,6 +60,42 @@ def test_knn_lists_graph_is_symmetric_and_matches_scipy():
     _same(g, _scipy(rows, idx[mask], w[mask], n))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n, q, k", [(1, 1, 1), (9, 9, 3), (700, 500, 40), (40000, 40000, 8), (70000, 65000, 5)])
+def test_knn_lists_with_repeats_zeros_negatives_and_padding_match_scipy(dtype, n, q, k):
+    """The lists' kernel against scipy in both weight types (float32: (w, i) packed in
+    one slot; float64: apart): lists naming a neighbour two or three times (summed, in
+    list order, then mirrored), zero and negative weights, padding, fewer lists than
+    nodes, lists longer than 32 (sorted by argsort), one bucket or hundreds."""
+    rng = np.random.default_rng(n + k)
+    idx = rng.integers(0, n, (q, k)).astype(np.int32)
+    idx[::5, 0] = idx[::5, -1]  # a neighbour named twice
+    idx[::17, : min(3, k)] = idx[::17, :1]  # and three times
+    idx[::13, -1] = -1
+    w = rng.random((q, k)).astype(dtype)
+    w[::7, 0] = 0.0
+    w[::11, -1] *= -1.0
+    g = knn_graph_from_neighbors(idx, w, n)
+    assert g.dtype == np.float64 and g.nnz == g.indices.shape[0] == g.data.shape[0]
+    mask = idx >= 0
+    _same(g, _scipy(np.repeat(np.arange(q), k)[mask.ravel()], idx[mask], w[mask].astype(np.float64), n))
+    assert abs(g - g.T).max() == 0
+
+
+def test_unused_pages_are_given_back_and_the_rest_kept():
+    from hmlkit._pages import release_after, _madvise
+
+    a = np.ones(1 << 22)  # 32 MB
+    released = release_after(a, 1000)
+    assert np.all(a[:1000] == 1.0)
+    if _madvise is None:
+        assert released == 0
+        pytest.skip("no madvise here: the pages are kept")
+    assert released >= a.nbytes - 1000 * 8 - 2 * 4096
+    assert a[-1024] == 0.0 and a[len(a) // 2] == 0.0  # an anonymous page given back reads as zeros
+    assert release_after(np.ones(100), 1) == 0  # under a megabyte: left alone
+
+
 def test_group_by_is_a_stable_sort():
     rng = np.random.default_rng(0)
     n, E = 70000, 200000  # 2**17 keys: 256 buckets of 256 keys
@@ -141,7 +177,8 @@ def test_graph_is_the_same_whatever_the_number_of_threads():
     try:
         for threads in (1, 2):
             numba.set_num_threads(threads)
-            out.append((_graph.symmetric_max_knn(idx, w, n), _graph.symmetric_max(rows, cols, ew, n)))
+            indptr, indices, data, nnz = _graph.symmetric_max_knn(idx, w, n)  # the graph: nnz entries of a room
+            out.append(((indptr, indices[:nnz], data[:nnz]), _graph.symmetric_max(rows, cols, ew, n)))
     finally:
         numba.set_num_threads(before)
     for a, b in zip(*out):

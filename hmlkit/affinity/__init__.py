@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .._pages import release_after
 from . import _graph as G
 from . import _kernels as K
 
@@ -202,9 +203,12 @@ def knn_graph_from_neighbors(idx, w, n):
                          f"and a largest index of {idx.max() if idx.size else None}")
     if w.dtype not in (np.float32, np.float64):
         w = w.astype(np.float64)
-    # the symmetric_graph of the edges i -> idx[i, a], built from the lists in place
-    indptr, indices, data = G.symmetric_max_knn(idx, w, n)
-    return sp.csr_matrix((data, indices, indptr), shape=(n, n))
+    # the symmetric_graph of the edges i -> idx[i, a], built from the lists in place,
+    # in a room of k n + nnz(S) entries whose end was scratch: its pages go back
+    indptr, indices, data, nnz = G.symmetric_max_knn(idx, w, n)
+    release_after(indices, nnz)
+    release_after(data, nnz)
+    return sp.csr_matrix((data[:nnz], indices[:nnz], indptr), shape=(n, n))
 
 
 # from this many samples on, a sparse Z's cosine kNN uses an inverted index; exact while

@@ -6,7 +6,9 @@ Why not scipy: its transpose is one counting-sort pass that scatters every edge 
 random spot of the (nnz,)-long output, a cache and TLB miss per edge once the graph
 outgrows the caches. Here a scatter is two stable passes (``_group_by``): by the
 key's high bits into at most ``2**RADIX_BITS`` buckets, whose write fronts stay in
-cache, then within each bucket, whose entries do.
+cache, then within each bucket, whose entries do. On kNN lists
+(``symmetric_max_knn``) the buckets are laid out in the output arrays themselves and
+each bucket is merged while in cache, so the only fresh pages are about the graph's.
 """
 from __future__ import annotations
 
@@ -40,12 +42,7 @@ def _group(key, other, rowptr, w, n, ptr, o_out, w_out):
     """``_group_by``; with ``rowptr`` not empty, the entries' ``other`` is their row."""
     by_row = rowptr.shape[0] > 0
     E = key.shape[0]
-    bits = 0
-    while (1 << bits) < n:
-        bits += 1
-    # a key's offset within its bucket fits 16 bits (more buckets past 2**24 nodes)
-    shift = min(16, max(0, bits - RADIX_BITS))
-    n_buckets = ((n - 1) >> shift) + 1 if n > 0 else 0
+    shift, n_buckets = _buckets(n)
     P = max(1, min(GROUP_CHUNKS, E // 65536))
     cut = np.empty(P + 1, np.int64)  # first entry of each chunk
     row_cut = np.zeros(P + 1, np.int64)  # and, by rows, its first row
@@ -97,6 +94,18 @@ def _group(key, other, rowptr, w, n, ptr, o_out, w_out):
     ptr[0] = 0
     for b in nb.prange(n_buckets):
         _group_bucket(low, start[b], start[b + 1], b << shift, min(n, (b << shift) + width), ptr, o_out, w_out)
+
+
+@nb.njit(cache=True, inline="always")
+def _buckets(n):
+    """(shift, number of buckets): keys [0, n) in at most ``2**RADIX_BITS`` buckets of
+    ``2**shift`` keys; a key's offset within its bucket fits 16 bits (more buckets past
+    2**24 nodes)."""
+    bits = 0
+    while (1 << bits) < n:
+        bits += 1
+    shift = min(16, max(0, bits - RADIX_BITS))
+    return shift, ((n - 1) >> shift) + 1 if n > 0 else 0
 
 
 @nb.njit(cache=True)
@@ -208,39 +217,179 @@ def symmetric_max(rows, cols, w, n):
 @nb.njit(cache=True, parallel=True)
 def symmetric_max_knn(idx, w, n):
     """``symmetric_max`` of the kNN lists' edges i -> idx[i, a], weight w[i, a]
-    (negative idx: padding, skipped), read from the lists in place: no edge arrays.
-    The scratch keeps the weights' own float type (leaf_knn's float32: 160 MB fewer
-    fresh pages at a million nodes; a maximum of float32s is exact), unless a list
-    names a neighbour twice, whose weights are then summed in float64, as scipy does."""
-    fptr, fcol, fw = _rows_of_lists(idx, w, n)
-    nnz = _sort_rows_sum_duplicates(fptr, fcol, fw)
-    if nnz < fcol.shape[0] and fw.itemsize < 8:  # duplicates summed in float32: again, wide
-        fptr, fcol, fw64 = _rows_of_lists(idx, w.astype(np.float64), n)
-        return _max_with_transpose(fptr, fcol, fw64, _sort_rows_sum_duplicates(fptr, fcol, fw64), n)
-    return _max_with_transpose(fptr, fcol, fw, nnz, n)
+    (negative idx: padding, skipped; a neighbour named twice in a list: its weights
+    summed in float64, in list order, as scipy sums duplicates). Returns (indptr,
+    indices, data, nnz): the graph is the first nnz entries of ``indices`` and ``data``.
 
+    One pair of arrays of k n + nnz(S) entries is both the scratch and the output, so
+    the only fresh pages are about the graph's own (at a million nodes, where every
+    page of a fresh array faults and pages freed are unmapped, about 0.45 GB where
+    separate scratch for the sorted rows, the transpose and its counts took 0.9):
 
-@nb.njit(cache=True, parallel=True)
-def _rows_of_lists(idx, w, n):
-    """The kNN lists' edges grouped by row (row pointers, columns, weights in w's type)."""
+    1. each edge i -> j is put in j's bucket of that room (chunks of rows, each its own
+       part of every bucket: stable), as (i, w) with j's offset in the bucket;
+    2. bucket by bucket, in cache: its entries grouped by j (so j's list of S^T, rows
+       ascending), then each row i of the bucket merged with its own list, sorted on
+       the fly from ``idx`` (no copy of S), and written compactly from the bucket's
+       start on (never past the bucket's room; each thread's run of buckets one
+       compact block);
+    3. the blocks closed up, and the row pointers counted."""
     q, k = idx.shape
-    kept = np.zeros(n, np.int64)
-    for i in nb.prange(q):
-        for a in range(k):
-            if idx[i, a] >= 0:
-                kept[i] += 1
-    fptr = _row_pointers(kept)
-    fcol = np.empty(fptr[n], np.int32)
-    fw = np.empty(fptr[n], w.dtype)
-    for i in nb.prange(q):
-        e = fptr[i]
-        for a in range(k):
-            j = idx[i, a]
-            if j >= 0:
-                fcol[e] = j
-                fw[e] = w[i, a]
-                e += 1
-    return fptr, fcol, fw
+    shift, n_buckets = _buckets(n)
+    width = 1 << shift
+    P = max(1, min(GROUP_CHUNKS, (q * k) // 65536))
+    count = np.zeros((P, n_buckets), np.int64)
+    for c in nb.prange(P):
+        for i in range(q * c // P, q * (c + 1) // P):
+            for a in range(k):
+                j = idx[i, a]
+                if j >= 0:
+                    count[c, j >> shift] += 1
+    # bucket b's room: its edges' entries first (where step 1 puts them), then k per row of the bucket
+    start = np.empty(n_buckets + 1, np.int64)
+    front = np.empty((P, n_buckets), np.int64)
+    s = 0
+    for b in range(n_buckets):
+        start[b] = s
+        for c in range(P):
+            front[c, b] = s
+            s += count[c, b]
+        s += k * max(0, min(q, (b << shift) + width) - (b << shift))
+    start[n_buckets] = s
+    indices = np.empty(s, np.int32)
+    data = np.empty(s, np.float64)
+    # float32 weights: an entry's (w, i) share its 8-byte data slot and the offset goes in
+    # indices, which step 2 overwrites; float64 weights need the offsets apart
+    packed = w.itemsize == 4
+    data_w = data.view(np.float32)
+    data_i = data.view(np.int32)
+    low = np.empty(0 if packed else s, np.uint16)
+    mask = width - 1
+    for c in nb.prange(P):
+        for i in range(q * c // P, q * (c + 1) // P):
+            for a in range(k):
+                j = idx[i, a]
+                if j >= 0:
+                    b = j >> shift
+                    p = front[c, b]
+                    front[c, b] = p + 1
+                    if packed:
+                        indices[p] = j & mask
+                        data_w[2 * p] = w[i, a]
+                        data_i[2 * p + 1] = i
+                    else:
+                        low[p] = j & mask
+                        indices[p] = i
+                        data[p] = w[i, a]
+    indptr = np.empty(n + 1, np.int64)  # row sizes first, then the pointers
+    indptr[0] = 0
+    G = max(1, min(nb.get_num_threads(), n_buckets))
+    first_bucket = np.empty(G + 1, np.int64)
+    for g in range(G + 1):
+        first_bucket[g] = n_buckets * g // G
+    made = np.zeros(G, np.int64)
+    for g in nb.prange(G):
+        o = start[first_bucket[g]]
+        for b in range(first_bucket[g], first_bucket[g + 1]):
+            lo = b << shift
+            o = _merge_bucket(idx, w, lo, min(n, lo + width), start[b], front[P - 1, b], low, packed, indices, data,
+                              indptr, o)
+        made[g] = o - start[first_bucket[g]]
+    # close up: block g moves left to where the blocks before it end (never onto entries
+    # not yet moved, so a forward copy), then each block's row pointers
+    at = np.empty(G, np.int64)
+    nnz = 0
+    for g in range(G):
+        at[g] = nnz
+        src = start[first_bucket[g]]
+        if src != nnz:
+            for e in range(made[g]):
+                indices[nnz + e] = indices[src + e]
+                data[nnz + e] = data[src + e]
+        nnz += made[g]
+    for g in nb.prange(G):
+        p = at[g]
+        for i in range(min(n, first_bucket[g] << shift), min(n, first_bucket[g + 1] << shift)):
+            p += indptr[i + 1]
+            indptr[i + 1] = p
+    return indptr, indices, data, nnz
+
+
+@nb.njit(cache=True)
+def _merge_bucket(idx, w, lo, hi, s, t, low, packed, indices, data, sizes, o):
+    """Step 2 of ``symmetric_max_knn`` on the bucket of nodes lo..hi, its entries at
+    s..t: rows lo..hi of the graph written from ``o`` on, their sizes in
+    ``sizes[i + 1]``; returns where they end."""
+    first = np.zeros(hi - lo + 1, np.int64)
+    for e in range(s, t):
+        first[(indices[e] if packed else low[e]) + 1] += 1
+    for j in range(hi - lo):
+        first[j + 1] += first[j]
+    put = first[:hi - lo].copy()
+    trow = np.empty(t - s, np.int32)
+    tw = np.empty(t - s, np.float64)
+    data_w = data.view(np.float32)
+    data_i = data.view(np.int32)
+    for e in range(s, t):  # copied out first: the rows written below overwrite the bucket's entries
+        j = indices[e] if packed else low[e]
+        p = put[j]
+        put[j] = p + 1
+        if packed:
+            trow[p] = data_i[2 * e + 1]
+            tw[p] = data_w[2 * e]
+        else:
+            trow[p] = indices[e]
+            tw[p] = data[e]
+    q, k = idx.shape
+    fcol = np.empty(k, np.int32)
+    fw = np.empty(k, np.float64)
+    for i in range(lo, hi):
+        m = 0
+        if i < q:
+            for a in range(k):
+                j = idx[i, a]
+                if j >= 0:
+                    fcol[m] = j
+                    fw[m] = w[i, a]
+                    m += 1
+            m = _sort_row(fcol, fw, 0, m)
+        end = _merge_list_row(fcol, fw, m, trow, tw, first[i - lo], first[i - lo + 1], indices, data, o)
+        sizes[i + 1] = end - o
+        o = end
+    return o
+
+
+@nb.njit(cache=True, inline="always")
+def _merge_list_row(fcol, fw, m, trow, tw, b, be, indices, data, o):
+    """``_merge_row`` of a sorted list (m entries, duplicates summed) and a list of
+    S^T whose repeated rows (a neighbour named twice) are summed here, in order."""
+    a = 0
+    tc = 0
+    tx = 0.0
+    b_next = b  # where the run of S^T at b ends (b_next == b: not read yet)
+    while a < m or b < be:
+        if b < be and b_next == b:
+            tc = trow[b]
+            tx = tw[b]
+            b_next = b + 1
+            while b_next < be and trow[b_next] == tc:
+                tx += tw[b_next]
+                b_next += 1
+        if b >= be or (a < m and fcol[a] < tc):
+            c, x = fcol[a], max(fw[a], 0.0)
+            a += 1
+        elif a >= m or tc < fcol[a]:
+            c, x = tc, max(tx, 0.0)
+            b = b_next
+        else:
+            c, x = fcol[a], max(fw[a], tx)
+            a += 1
+            b = b_next
+        if x != 0.0:
+            indices[o] = c
+            data[o] = x
+            o += 1
+    return o
 
 
 @nb.njit(cache=True, parallel=True)
