@@ -56,16 +56,7 @@ def _group(key, other, rowptr, w, n, ptr, o_out, w_out):
     for c in nb.prange(P):
         for e in range(cut[c], cut[c + 1]):
             count[c, key[e] >> shift] += 1
-    # each chunk's write front in each bucket: buckets in order, chunks in order within one
-    start = np.zeros(n_buckets + 1, np.int64)
-    front = np.empty((P, n_buckets), np.int64)
-    s = 0
-    for b in range(n_buckets):
-        start[b] = s
-        for c in range(P):
-            front[c, b] = s
-            s += count[c, b]
-    start[n_buckets] = s
+    start, front = _write_fronts(count, np.zeros(n_buckets, np.int64))
     # the first pass writes straight into the outputs, each entry in its bucket's span,
     # beside its key's offset in the bucket (2 bytes): the only scratch as long as the
     # entries, where a packed (key, other) copy and one of the weights took 16 bytes, all
@@ -94,6 +85,26 @@ def _group(key, other, rowptr, w, n, ptr, o_out, w_out):
     ptr[0] = 0
     for b in nb.prange(n_buckets):
         _group_bucket(low, start[b], start[b + 1], b << shift, min(n, (b << shift) + width), ptr, o_out, w_out)
+
+
+@nb.njit(cache=True, inline="always")
+def _write_fronts(count, room):
+    """Each chunk's write front in each bucket (``count[c, b]`` entries of chunk c go to
+    bucket b): buckets in order, chunks in order within one (a stable layout), each
+    bucket's entries followed by ``room[b]`` free slots. Returns (where each bucket
+    starts, and the end; the fronts)."""
+    P, n_buckets = count.shape
+    start = np.empty(n_buckets + 1, np.int64)
+    front = np.empty((P, n_buckets), np.int64)
+    s = 0
+    for b in range(n_buckets):
+        start[b] = s
+        for c in range(P):
+            front[c, b] = s
+            s += count[c, b]
+        s += room[b]
+    start[n_buckets] = s
+    return start, front
 
 
 @nb.njit(cache=True, inline="always")
@@ -246,16 +257,11 @@ def symmetric_max_knn(idx, w, n):
                 if j >= 0:
                     count[c, j >> shift] += 1
     # bucket b's room: its edges' entries first (where step 1 puts them), then k per row of the bucket
-    start = np.empty(n_buckets + 1, np.int64)
-    front = np.empty((P, n_buckets), np.int64)
-    s = 0
+    room = np.empty(n_buckets, np.int64)
     for b in range(n_buckets):
-        start[b] = s
-        for c in range(P):
-            front[c, b] = s
-            s += count[c, b]
-        s += k * max(0, min(q, (b << shift) + width) - (b << shift))
-    start[n_buckets] = s
+        room[b] = k * max(0, min(q, (b << shift) + width) - (b << shift))
+    start, front = _write_fronts(count, room)
+    s = start[n_buckets]
     indices = np.empty(s, np.int32)
     data = np.empty(s, np.float64)
     # float32 weights: an entry's (w, i) share its 8-byte data slot and the offset goes in
