@@ -177,7 +177,8 @@ def test_graph_is_the_same_whatever_the_number_of_threads():
     try:
         for threads in (1, 2):
             numba.set_num_threads(threads)
-            indptr, indices, data, nnz = _graph.symmetric_max_knn(idx, w, n)  # the graph: nnz entries of a room
+            # the graph: nnz entries of a room, merged in as many blocks as threads
+            indptr, indices, data, nnz = _graph.symmetric_max_knn(idx, w, n, threads)
             out.append(((indptr, indices[:nnz], data[:nnz]), _graph.symmetric_max(rows, cols, ew, n)))
     finally:
         numba.set_num_threads(before)

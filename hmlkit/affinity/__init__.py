@@ -4,6 +4,7 @@ The public functions are here; their numba kernels (leaf members, co-leaf counts
 kappa-NN selection) are in :mod:`hmlkit.affinity._kernels`."""
 from __future__ import annotations
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -205,7 +206,7 @@ def knn_graph_from_neighbors(idx, w, n):
         w = w.astype(np.float64)
     # the symmetric_graph of the edges i -> idx[i, a], built from the lists in place,
     # in a room of k n + nnz(S) entries whose end was scratch: its pages go back
-    indptr, indices, data, nnz = G.symmetric_max_knn(idx, w, n)
+    indptr, indices, data, nnz = G.symmetric_max_knn(idx, w, n, numba.get_num_threads())
     release_after(indices, nnz)
     release_after(data, nnz)
     return sp.csr_matrix((data[:nnz], indices[:nnz], indptr), shape=(n, n))

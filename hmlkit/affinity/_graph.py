@@ -226,11 +226,13 @@ def symmetric_max(rows, cols, w, n):
 
 
 @nb.njit(cache=True, parallel=True)
-def symmetric_max_knn(idx, w, n):
+def symmetric_max_knn(idx, w, n, n_blocks):
     """``symmetric_max`` of the kNN lists' edges i -> idx[i, a], weight w[i, a]
     (negative idx: padding, skipped; a neighbour named twice in a list: its weights
-    summed in float64, in list order, as scipy sums duplicates). Returns (indptr,
-    indices, data, nnz): the graph is the first nnz entries of ``indices`` and ``data``.
+    summed in float64, in list order, as scipy sums duplicates). ``n_blocks``: how
+    many runs of buckets are merged side by side (the number of threads; the arrays
+    are the same whatever it is). Returns (indptr, indices, data, nnz): the graph is
+    the first nnz entries of ``indices`` and ``data``.
 
     One pair of arrays of k n + nnz(S) entries is both the scratch and the output, so
     the only fresh pages are about the graph's own (at a million nodes, where every
@@ -289,7 +291,7 @@ def symmetric_max_knn(idx, w, n):
                         data[p] = w[i, a]
     indptr = np.empty(n + 1, np.int64)  # row sizes first, then the pointers
     indptr[0] = 0
-    G = max(1, min(nb.get_num_threads(), n_buckets))
+    G = max(1, min(n_blocks, n_buckets))  # numba.get_num_threads() here would keep the kernel out of the disk cache
     first_bucket = np.empty(G + 1, np.int64)
     for g in range(G + 1):
         first_bucket[g] = n_buckets * g // G
