@@ -151,8 +151,14 @@ def check_Y(Y, n_samples=None, name="Y"):
     if vals.size:
         if not np.issubdtype(vals.dtype, np.number) and vals.dtype != bool:
             raise ValueError(f"{name} must be numeric 0/1, got dtype {vals.dtype}")
-        v = vals.astype(np.float64, copy=False)
-        if not np.isfinite(v).all() or not np.isin(v, (0.0, 1.0)).all():
+        if np.issubdtype(vals.dtype, np.integer):  # two passes, no float copy of the values
+            bad = vals.min() < 0 or vals.max() > 1
+        elif vals.dtype == bool:
+            bad = False
+        else:
+            v = vals.astype(np.float64, copy=False)
+            bad = not np.isfinite(v).all() or not np.isin(v, (0.0, 1.0)).all()
+        if bad:
             raise ValueError(f"{name} must contain only 0/1 values")
     Y = sp.csr_matrix(Y, dtype=np.uint8)
     Y.eliminate_zeros()

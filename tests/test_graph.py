@@ -82,6 +82,28 @@ def test_knn_lists_with_repeats_zeros_negatives_and_padding_match_scipy(dtype, n
     assert abs(g - g.T).max() == 0
 
 
+def test_the_graph_kernels_are_loaded_from_numbas_disk_cache(tmp_path):
+    """A kernel numba cannot cache (one reading numba.get_num_threads() inside did so,
+    with only a warning) is compiled again in every process: seconds at every start.
+    A second process must load every graph kernel the first one compiled."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("import numba, numpy as np\n"
+              "from hmlkit.affinity import knn_graph_from_neighbors, symmetric_graph, _graph\n"
+              "idx = np.array([[1, 2], [0, 2], [0, -1]], np.int32)\n"
+              "knn_graph_from_neighbors(idx, np.ones((3, 2), np.float32), 3)\n"
+              "symmetric_graph([0, 1], [1, 2], [1.0, 2.0], 3)\n"
+              "d = [v for v in vars(_graph).values() if isinstance(v, numba.core.registry.CPUDispatcher)]\n"
+              "print(sum(sum(f.stats.cache_hits.values()) for f in d), sum(sum(f.stats.cache_misses.values()) for f in d))\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True,
+                           timeout=600).stdout.split() for _ in range(2)]
+    assert runs[0][0] == "0" and int(runs[0][1]) >= 2  # the first process compiles them and their callees
+    assert runs[1][1] == "0" and int(runs[1][0]) >= 2  # the second loads the two builders, compiling nothing
+
+
 def test_unused_pages_are_given_back_and_the_rest_kept():
     from hmlkit._pages import release_after, _madvise
 

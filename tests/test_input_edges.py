@@ -89,3 +89,19 @@ def test_baselines_cli_starts_without_runpy_warning():
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "RuntimeWarning" not in out.stderr
+
+
+
+def test_integer_tags_are_checked_without_a_float_copy_and_still_refused_when_not_0_1():
+    """Integer tag values are checked by their least and greatest value (no float64 copy
+    of every value); any other value than 0 and 1 is still refused, in every dtype."""
+    from hmlkit._validation import check_Y
+
+    for Y in (np.array([[0, 2]]), np.array([[0, -1]], np.int8), sp.csr_matrix(np.array([[0, 3]], np.uint8)),
+              np.array([[0.5, 1.0]]), np.array([[np.nan, 1.0]])):
+        with pytest.raises(ValueError, match="only 0/1"):
+            check_Y(Y)
+    for Y, want in ((np.array([[1, 0]], np.int8), [[1, 0]]), (np.array([[True, False]]), [[1, 0]]),
+                    (sp.csr_matrix(np.array([[0, 1]], np.uint16)), [[0, 1]]), (np.array([[1.0, 0.0]]), [[1, 0]])):
+        out = check_Y(Y)
+        assert out.dtype == np.uint8 and out.toarray().tolist() == want
