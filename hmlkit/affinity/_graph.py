@@ -361,42 +361,9 @@ def _merge_bucket(idx, w, lo, hi, s, t, low, packed, indices, data, sizes, o):
                     fw[m] = w[i, a]
                     m += 1
             m = _sort_row(fcol, fw, 0, m)
-        end = _merge_list_row(fcol, fw, m, trow, tw, first[i - lo], first[i - lo + 1], indices, data, o)
-        sizes[i + 1] = end - o
-        o = end
-    return o
-
-
-@nb.njit(cache=True, inline="always")
-def _merge_list_row(fcol, fw, m, trow, tw, b, be, indices, data, o):
-    """``_merge_row`` of a sorted list (m entries, duplicates summed) and a list of
-    S^T whose repeated rows (a neighbour named twice) are summed here, in order."""
-    a = 0
-    tc = 0
-    tx = 0.0
-    b_next = b  # where the run of S^T at b ends (b_next == b: not read yet)
-    while a < m or b < be:
-        if b < be and b_next == b:
-            tc = trow[b]
-            tx = tw[b]
-            b_next = b + 1
-            while b_next < be and trow[b_next] == tc:
-                tx += tw[b_next]
-                b_next += 1
-        if b >= be or (a < m and fcol[a] < tc):
-            c, x = fcol[a], max(fw[a], 0.0)
-            a += 1
-        elif a >= m or tc < fcol[a]:
-            c, x = tc, max(tx, 0.0)
-            b = b_next
-        else:
-            c, x = fcol[a], max(fw[a], tx)
-            a += 1
-            b = b_next
-        if x != 0.0:
-            indices[o] = c
-            data[o] = x
-            o += 1
+        made = _merge_row(fcol, fw, 0, m, trow, tw, first[i - lo], first[i - lo + 1], True, indices, data, o)
+        sizes[i + 1] = made
+        o += made
     return o
 
 
@@ -432,20 +399,32 @@ def _row_pointers(count):
 
 @nb.njit(cache=True, inline="always")
 def _merge_row(fcol, fw, a, ae, trow, tw, b, be, fill, indices, data, q):
-    """Row i of max(S, S^T): the merge of its sorted lists in S (a..ae) and S^T (b..be),
-    entries of 0 left out; written from ``q`` on when ``fill``; returns their count."""
+    """Row i of max(S, S^T): the merge of its sorted lists in S (a..ae, duplicates
+    summed) and S^T (b..be, where a row repeated, from a kNN list naming a neighbour
+    twice, is summed here in order), entries of 0 left out; written from ``q`` on
+    when ``fill``; returns their count."""
     q0 = q
+    tc = 0
+    tx = 0.0
+    b_next = b  # where the run of S^T at b ends (b_next == b: not read yet)
     while a < ae or b < be:
-        if b >= be or (a < ae and fcol[a] < trow[b]):
+        if b < be and b_next == b:
+            tc = trow[b]
+            tx = tw[b]
+            b_next = b + 1
+            while b_next < be and trow[b_next] == tc:
+                tx += tw[b_next]
+                b_next += 1
+        if b >= be or (a < ae and fcol[a] < tc):
             c, x = fcol[a], max(fw[a], 0.0)
             a += 1
-        elif a >= ae or trow[b] < fcol[a]:
-            c, x = trow[b], max(tw[b], 0.0)
-            b += 1
+        elif a >= ae or tc < fcol[a]:
+            c, x = tc, max(tx, 0.0)
+            b = b_next
         else:
-            c, x = fcol[a], max(fw[a], tw[b])
+            c, x = fcol[a], max(fw[a], tx)
             a += 1
-            b += 1
+            b = b_next
         if x != 0.0:
             if fill:
                 indices[q] = c
