@@ -91,7 +91,6 @@ def test_baselines_cli_starts_without_runpy_warning():
     assert "RuntimeWarning" not in out.stderr
 
 
-
 def test_integer_tags_are_checked_without_a_float_copy_and_still_refused_when_not_0_1():
     """Integer tag values are checked by their least and greatest value (no float64 copy
     of every value); any other value than 0 and 1 is still refused, in every dtype."""
