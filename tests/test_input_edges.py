@@ -104,3 +104,26 @@ def test_integer_tags_are_checked_without_a_float_copy_and_still_refused_when_no
                     (sp.csr_matrix(np.array([[0, 1]], np.uint16)), [[0, 1]]), (np.array([[1.0, 0.0]]), [[1, 0]])):
         out = check_Y(Y)
         assert out.dtype == np.uint8 and out.toarray().tolist() == want
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int64, bool, np.float64])
+def test_check_Y_leaves_the_callers_matrix_as_it_was(dtype):
+    """A CSR input's arrays are shared by the checked matrix (no copy of a million rows'
+    tags): its explicit zeros are dropped and its unsorted rows sorted in a copy, never in
+    the caller's arrays; a clean input (sorted, no stored zero) is kept without a copy."""
+    from hmlkit._validation import check_Y
+
+    Y = sp.csr_matrix((np.array([1, 0, 1, 1, 1], dtype), np.array([2, 1, 0, 0, 2]), np.array([0, 3, 5])),
+                      shape=(2, 3))
+    kept = Y.data.copy(), Y.indices.copy(), Y.indptr.copy()
+    out = check_Y(Y)
+    assert out.toarray().tolist() == [[1, 0, 1], [1, 0, 1]] and out.nnz == 4
+    assert out.indices.tolist() == [0, 2, 0, 2] and out.has_sorted_indices
+    for a, b in zip((Y.data, Y.indices, Y.indptr), kept):
+        assert a.dtype == b.dtype and a.tolist() == b.tolist()
+    assert check_Y(Y).toarray().tolist() == [[1, 0, 1], [1, 0, 1]]  # checked twice: the same
+
+    clean = sp.csr_matrix((np.ones(4, np.uint8), np.array([0, 2, 0, 2]), np.array([0, 2, 4])), shape=(2, 3))
+    out = check_Y(clean)
+    assert out.has_sorted_indices and out.toarray().tolist() == [[1, 0, 1], [1, 0, 1]]
+    assert np.shares_memory(out.indices, clean.indices) and np.shares_memory(out.data, clean.data)
