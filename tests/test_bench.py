@@ -237,3 +237,20 @@ def test_a_stage_asked_for_is_timed_repeatedly_even_when_slow(monkeypatch):
     assert first >= 0.05 > best
     monkeypatch.setattr(bench_scale, "REPEAT_BELOW", 1e9)  # every stage quick: best of REPEATS
     assert bench_scale.best_time(lambda: None)[2] == bench_scale.REPEATS
+
+
+def test_a_repeated_stage_is_not_timed_releasing_its_previous_result():
+    """The previous call's result is released before the next call's clock starts."""
+    made = []
+
+    class SlowToRelease:  # the first one slow to make, every one slow to release
+        def __init__(self):
+            if not made:
+                time.sleep(0.05)
+            made.append(1)
+
+        def __del__(self):
+            time.sleep(0.05)
+
+    _, best, timings, first = bench_scale.best_time(SlowToRelease, always=True)
+    assert timings == bench_scale.REPEATS and first >= 0.05 > best
