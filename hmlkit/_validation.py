@@ -130,6 +130,16 @@ def check_X(X, name="X", dtype=np.float32, min_samples=1):
     return X
 
 
+def unshared(M, source):
+    """``M`` (CSR, made from the caller's sparse ``source``), copied if it shares any of
+    ``source``'s arrays: scipy converts a CSR input that needs no change of dtype without a
+    copy, so pruning, summing or sorting ``M`` in place would change the caller's matrix."""
+    if sp.issparse(source) and any(np.may_share_memory(getattr(M, a), getattr(source, a, None))
+                                   for a in ("data", "indices", "indptr") if hasattr(source, a)):
+        return M.copy()
+    return M
+
+
 def check_Y(Y, n_samples=None, name="Y"):
     """Return binary tags ``Y`` as a CSR uint8 matrix with sorted indices.
 
@@ -172,8 +182,7 @@ def check_Y(Y, n_samples=None, name="Y"):
     csr = source is not None and source.format == "csr"
     in_order = csr and source.has_sorted_indices
     if zeros or not in_order:
-        if csr and any(np.may_share_memory(getattr(Y, a), getattr(source, a)) for a in ("data", "indices", "indptr")):
-            Y = Y.copy()
+        Y = unshared(Y, source)
         if zeros:
             Y.eliminate_zeros()
         Y.sort_indices()

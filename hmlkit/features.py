@@ -44,6 +44,8 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ._validation import unshared
+
 # Default sampling interval L per sample_steps (n = steps - 1), chosen to minimise
 # the mean relative error |k_hat - k| / k of the intersection kernel over pairs of
 # Dirichlet(1) histograms of dimension 100 (see tests/test_features.py for the
@@ -145,10 +147,12 @@ def hik_feature_map(X, sample_steps: int = 4, sample_interval: float | None = No
     n_steps, L = _check_params(sample_steps, sample_interval)
     n = n_steps - 1
     if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
+        source, X = X, sp.csr_matrix(X, dtype=np.float64)
         if X.data.size and (not np.isfinite(X.data).all() or (X.data < 0).any()):
             raise ValueError("X must be finite and non-negative for the intersection kernel map")
-        X.eliminate_zeros()
+        if not X.data.all():  # stored zeros pruned in a copy, not in the caller's arrays
+            X = unshared(X, source)
+            X.eliminate_zeros()
         vals = _map_values(X.data, n, L, np.float64)
         rows, cols = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr)), X.indices
         blocks = [sp.csr_matrix((vals[k], (rows, cols)), shape=X.shape) for k in range(2 * n + 1)]

@@ -127,3 +127,44 @@ def test_check_Y_leaves_the_callers_matrix_as_it_was(dtype):
     out = check_Y(clean)
     assert out.has_sorted_indices and out.toarray().tolist() == [[1, 0, 1], [1, 0, 1]]
     assert np.shares_memory(out.indices, clean.indices) and np.shares_memory(out.data, clean.data)
+
+
+def _noncanonical_csr(n=30, m=8, seed=0):
+    """A float64 CSR matrix whose rows are unsorted, name a column twice and store a zero."""
+    rng = np.random.default_rng(seed)
+    cols, vals = [], []
+    for i in range(n):
+        c = rng.choice(m, 3, replace=False)
+        cols += [c[2], c[1], c[0], c[0], (c[0] + 1) % m if (c[0] + 1) % m not in c else c[0]]
+        vals += [1.0, 2.0, 0.5, 0.5, 0.0]
+    return sp.csr_matrix((np.array(vals), np.array(cols), np.arange(0, 5 * n + 1, 5)), shape=(n, m))
+
+
+@pytest.mark.parametrize("algorithm", ["brute", "inverted", "window"])
+def test_cosine_graph_leaves_the_callers_matrix_as_it_was_and_sums_its_duplicates(algorithm):
+    """The caller's CSR arrays are shared by the float64 copy the graph works on: its
+    duplicates are summed and its rows sorted in a copy; the graph is the one of the
+    canonical matrix."""
+    from hmlkit.affinity import cosine_knn_graph
+
+    Z = _noncanonical_csr()
+    kept = Z.data.copy(), Z.indices.copy(), Z.indptr.copy()
+    G = cosine_knn_graph(Z, 4, algorithm=algorithm)
+    for a, b in zip((Z.data, Z.indices, Z.indptr), kept):
+        assert a.tolist() == b.tolist()
+    canonical = Z.copy()
+    canonical.sum_duplicates()
+    canonical.eliminate_zeros()
+    assert (abs(G - cosine_knn_graph(canonical, 4, algorithm=algorithm)) > 1e-12).nnz == 0
+
+
+def test_intersection_kernel_map_leaves_the_callers_matrix_as_it_was():
+    """Stored zeros are pruned in a copy; the map is the one of the dense matrix."""
+    from hmlkit.features import hik_feature_map
+
+    X = sp.csr_matrix((np.array([1.0, 0.0, 2.0, 0.5]), np.array([0, 1, 2, 1]), np.array([0, 2, 4])), shape=(2, 3))
+    kept = X.data.copy(), X.indices.copy(), X.indptr.copy()
+    Z = hik_feature_map(X)
+    for a, b in zip((X.data, X.indices, X.indptr), kept):
+        assert a.tolist() == b.tolist()
+    assert np.allclose(Z.toarray(), hik_feature_map(X.toarray()))

@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._pages import release_after
+from .._validation import unshared
 from . import _graph as G
 from . import _kernels as K
 
@@ -294,7 +295,10 @@ def cosine_knn_graph(Z, n_neighbors=20, algorithm="auto", window=WINDOW):
     if int(window) < 1:
         raise ValueError(f"window must be >= 1, got {window}")
     sparse_in = sp.issparse(Z)
-    Z = sp.csr_matrix(Z, dtype=np.float64)
+    source, Z = Z, sp.csr_matrix(Z, dtype=np.float64)
+    if sparse_in and not Z.has_canonical_format:  # summed and sorted in a copy, not in the caller's arrays
+        Z = unshared(Z, source)
+        Z.sum_duplicates()
     n = Z.shape[0]
     k = int(n_neighbors)
     if k < 1:
