@@ -168,3 +168,54 @@ def test_intersection_kernel_map_leaves_the_callers_matrix_as_it_was():
     for a, b in zip((X.data, X.indices, X.indptr), kept):
         assert a.tolist() == b.tolist()
     assert np.allclose(Z.toarray(), hik_feature_map(X.toarray()))
+
+
+@pytest.mark.filterwarnings("ignore:GHF-ART made")
+def test_no_estimator_changes_the_arrays_it_is_given():
+    """A researcher's own features and tags come back as they were given: the CSR tags
+    with unsorted rows and a stored zero, the float32 features (the forest's own dtype, so
+    used without a copy), after the core estimators and every clustering baseline that
+    takes them."""
+    from hmlkit import HMLClustering, HMLForest, HMLTagCompleter
+    from hmlkit.baselines import registry
+    from hmlkit.baselines.run import make_estimator
+    from hmlkit.complete import affinity_measure_top, cooccurrence_scores
+    from hmlkit.affinity import leaf_knn
+
+    rng = np.random.default_rng(0)
+    n, m = 60, 6
+    g = np.repeat(np.arange(3), n // 3)
+    X = (rng.normal(0, 3, (3, 5))[g] + rng.normal(0, 1, (n, 5))).astype(np.float32)
+    cols, ptr = [], [0]
+    for i in range(n):
+        row = [3 + g[i], g[i]] + ([int((g[i] + 1) % 3)] if i % 4 == 0 else [])  # unsorted: the deep tag first
+        cols += row
+        ptr.append(len(cols))
+    data = np.ones(len(cols), np.uint8)
+    data[2] = 0  # a stored zero
+    Y = sp.csr_matrix((data, np.array(cols, np.int32), np.array(ptr, np.int32)), shape=(n, m))
+    layers = [np.arange(3), np.arange(3, 6)]
+    kept = [a.copy() for a in (X, Y.data, Y.indices, Y.indptr)]
+
+    def same():
+        return all(a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip((X, Y.data, Y.indices, Y.indptr), kept))
+
+    f = HMLForest(n_estimators=5, random_state=0).fit(X, Y, layers)
+    f.apply(X)
+    HMLClustering(3, n_estimators=5, random_state=0).fit_predict(X, Y, layers)
+    for method in ("AM", "LN", "GC"):
+        HMLTagCompleter(method, n_estimators=5, n_clusters=3, random_state=0).fit(X, Y, layers).predict_scores()
+    idx, w = leaf_knn(f.train_leaves_, 5)
+    affinity_measure_top(idx, w, Y, 5)
+    cooccurrence_scores(Y)
+    assert same(), "a core estimator changed its input"
+    for name, spec in registry().items():
+        if spec.kind != "clustering" or name == "hmlrf" or not spec.available()[0]:
+            continue
+        params = {"n_estimators": 5} if "n_estimators" in spec.factory().get_params() else {}
+        est = make_estimator(name, n_clusters=3, random_state=0, **params)
+        if "blm" in spec.input_modes:
+            est.fit(X, Y, layers=layers)
+        else:
+            est.fit(X)
+        assert same(), f"{name} changed its input"
