@@ -129,6 +129,23 @@ def test_check_Y_leaves_the_callers_matrix_as_it_was(dtype):
     assert np.shares_memory(out.indices, clean.indices) and np.shares_memory(out.data, clean.data)
 
 
+
+def test_a_tag_named_twice_in_a_csr_row_is_refused_as_a_coo_one_is():
+    """scipy sums a column repeated in a row (a COO matrix's conversion already did):
+    a 0/1 tag matrix naming a tag twice holds a 2 and is refused, naming the cause, where
+    it used to pass and count the tag twice; a bool matrix's sum stays True."""
+    from hmlkit._validation import check_Y
+
+    rows = np.array([0, 2, 3]), np.array([0, 0, 1])  # indptr, indices: row 0 names tag 0 twice
+    Y = sp.csr_matrix((np.ones(3, np.uint8), rows[1], rows[0]), shape=(2, 3))
+    with pytest.raises(ValueError, match="names a tag twice"):
+        check_Y(Y)
+    assert Y.indices.tolist() == [0, 0, 1] and Y.nnz == 3  # the caller's matrix as it was
+    with pytest.raises(ValueError, match="only 0/1"):
+        check_Y(sp.coo_matrix((np.ones(3), ([0, 0, 1], [0, 0, 1])), shape=(2, 3)))
+    out = check_Y(sp.csr_matrix((np.ones(3, bool), rows[1], rows[0]), shape=(2, 3)))
+    assert out.toarray().tolist() == [[1, 0, 0], [0, 1, 0]] and out.nnz == 2 and out.has_canonical_format
+
 def _noncanonical_csr(n=30, m=8, seed=0):
     """A float64 CSR matrix whose rows are unsorted, name a column twice and store a zero."""
     rng = np.random.default_rng(seed)
