@@ -150,8 +150,11 @@ def hik_feature_map(X, sample_steps: int = 4, sample_interval: float | None = No
         source, X = X, sp.csr_matrix(X, dtype=np.float64)
         if X.data.size and (not np.isfinite(X.data).all() or (X.data < 0).any()):
             raise ValueError("X must be finite and non-negative for the intersection kernel map")
-        if not X.data.all():  # stored zeros pruned in a copy, not in the caller's arrays
+        if not X.has_canonical_format or not X.data.all():
+            # a repeated column summed (the map is of the value, not of its parts) and
+            # stored zeros pruned, in a copy: never in the caller's arrays
             X = unshared(X, source)
+            X.sum_duplicates()
             X.eliminate_zeros()
         vals = _map_values(X.data, n, L, np.float64)
         rows, cols = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr)), X.indices

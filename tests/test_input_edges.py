@@ -176,10 +176,12 @@ def test_cosine_graph_leaves_the_callers_matrix_as_it_was_and_sums_its_duplicate
 
 
 def test_intersection_kernel_map_leaves_the_callers_matrix_as_it_was():
-    """Stored zeros are pruned in a copy; the map is the one of the dense matrix."""
+    """Stored zeros are pruned and a repeated column summed in a copy; the map is the one
+    of the dense matrix."""
     from hmlkit.features import hik_feature_map
 
-    X = sp.csr_matrix((np.array([1.0, 0.0, 2.0, 0.5]), np.array([0, 1, 2, 1]), np.array([0, 2, 4])), shape=(2, 3))
+    X = sp.csr_matrix((np.array([1.0, 0.0, 2.0, 0.5, 0.25]), np.array([0, 1, 2, 1, 2]), np.array([0, 2, 5])),
+                      shape=(2, 3))
     kept = X.data.copy(), X.indices.copy(), X.indptr.copy()
     Z = hik_feature_map(X)
     for a, b in zip((X.data, X.indices, X.indptr), kept):
