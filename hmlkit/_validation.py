@@ -253,15 +253,18 @@ def check_n_clusters(n_clusters, n_samples, name="n_clusters"):
 
 
 def check_random_state_seed(random_state):
-    """Turn ``random_state`` (None, int, Generator/RandomState) into an int seed."""
+    """Turn ``random_state`` (None, int, Generator/RandomState) into an int seed. A seed
+    the kit draws (None, a generator) is below 2**32, which every consumer takes:
+    scikit-learn's estimators and numpy's RandomState refuse larger ones (MMC's default
+    ``random_state=None`` failed in KMeans with a 63-bit seed)."""
     if random_state is None:
-        return int(np.random.SeedSequence().entropy % (2**63 - 1))
+        return int(np.random.SeedSequence().entropy % 2**32)
     if isinstance(random_state, numbers.Integral):
         return int(random_state)
     if isinstance(random_state, np.random.RandomState):
         return int(random_state.randint(0, 2**31 - 1))
     if isinstance(random_state, np.random.Generator):
-        return int(random_state.integers(0, 2**63 - 1))
+        return int(random_state.integers(0, 2**32))
     raise ValueError(f"random_state must be None, an int or a numpy random generator, got {random_state!r}")
 
 

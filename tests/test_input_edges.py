@@ -238,3 +238,38 @@ def test_no_estimator_changes_the_arrays_it_is_given():
         else:
             est.fit(X)
         assert same(), f"{name} changed its input"
+
+
+def test_a_seed_the_kit_draws_is_one_every_consumer_takes():
+    """random_state=None or a Generator gives a seed below 2**32: scikit-learn and numpy's
+    RandomState refuse larger ones (MMC with its default random_state failed in KMeans)."""
+    from hmlkit._validation import check_random_state_seed
+
+    gen = np.random.default_rng(0)
+    seeds = [check_random_state_seed(None) for _ in range(200)] + [check_random_state_seed(gen) for _ in range(200)]
+    assert all(0 <= s < 2**32 for s in seeds) and len(set(seeds)) > 390
+    assert check_random_state_seed(2**40) == 2**40  # a seed the user gives is kept
+
+
+@pytest.mark.filterwarnings("ignore:GHF-ART made")
+def test_every_clustering_method_fits_with_its_default_random_state():
+    """First contact: each registered clustering method, built with no random_state, fits."""
+    from hmlkit.baselines import registry
+    from hmlkit.baselines.run import make_estimator
+
+    rng = np.random.default_rng(1)
+    g = np.repeat(np.arange(3), 20)
+    X = (rng.normal(0, 3, (3, 5))[g] + rng.normal(0, 1, (60, 5))).astype(np.float32)
+    Y = sp.csr_matrix(np.hstack([np.eye(3, dtype=np.uint8)[g], np.eye(3, dtype=np.uint8)[(g + rng.integers(0, 2, 60)) % 3]]))
+    layers = [np.arange(3), np.arange(3, 6)]
+    for name, spec in registry().items():
+        if spec.kind != "clustering" or not spec.available()[0]:
+            continue
+        params = {"n_estimators": 5} if "n_estimators" in spec.factory().get_params() else {}
+        est = make_estimator(name, n_clusters=3, **params)
+        assert est.get_params()["random_state"] is None, name
+        if "hml" in spec.input_modes or "blm" in spec.input_modes:
+            est.fit(X, Y, layers=layers)
+        else:
+            est.fit(X)
+        assert np.asarray(est.labels_).shape == (60,), name
