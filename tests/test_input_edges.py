@@ -260,7 +260,8 @@ def test_every_clustering_method_fits_with_its_default_random_state():
     rng = np.random.default_rng(1)
     g = np.repeat(np.arange(3), 20)
     X = (rng.normal(0, 3, (3, 5))[g] + rng.normal(0, 1, (60, 5))).astype(np.float32)
-    Y = sp.csr_matrix(np.hstack([np.eye(3, dtype=np.uint8)[g], np.eye(3, dtype=np.uint8)[(g + rng.integers(0, 2, 60)) % 3]]))
+    eye = np.eye(3, dtype=np.uint8)
+    Y = sp.csr_matrix(np.hstack([eye[g], eye[(g + rng.integers(0, 2, 60)) % 3]]))
     layers = [np.arange(3), np.arange(3, 6)]
     for name, spec in registry().items():
         if spec.kind != "clustering" or not spec.available()[0]:
