@@ -66,7 +66,6 @@ def best_time(fn, always=False):
     time is below ``REPEAT_BELOW``, up to ``REPEATS`` times in all; ``always``:
     ``REPEATS`` times."""
     best = first = math.inf
-    res = None
     for i in range(REPEATS):
         # the previous call's result is released before the clock starts, not when its name
         # is rebound inside the timed span: a pipeline never pays for a second result (at a

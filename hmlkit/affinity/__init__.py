@@ -296,7 +296,7 @@ def cosine_knn_graph(Z, n_neighbors=20, algorithm="auto", window=WINDOW):
         raise ValueError(f"window must be >= 1, got {window}")
     sparse_in = sp.issparse(Z)
     source, Z = Z, sp.csr_matrix(Z, dtype=np.float64)
-    if sparse_in and not Z.has_canonical_format:  # summed and sorted in a copy, not in the caller's arrays
+    if not Z.has_canonical_format:  # summed and sorted once, in a copy: not in the caller's arrays
         Z = unshared(Z, source)
         Z.sum_duplicates()
     n = Z.shape[0]
@@ -312,12 +312,9 @@ def cosine_knn_graph(Z, n_neighbors=20, algorithm="auto", window=WINDOW):
         raise ValueError(f"algorithm={algorithm!r} needs non-negative Z (its similarities are summed over "
                          "shared columns)")
     if algorithm == "auto" and sparse_in and nonneg and n >= INVERTED_FROM:
-        Z.sum_duplicates()
         freq = np.bincount(Z.indices, minlength=Z.shape[1]).astype(np.float64)  # postings per column
         algorithm = "inverted" if (freq ** 2).sum() <= EXACT_POSTINGS_PER_ROW * len(rows) else "window"
     if algorithm in ("inverted", "window"):
-        Z.sum_duplicates()
-        Z.sort_indices()
         norm = np.sqrt(np.asarray(Z.multiply(Z).sum(axis=1)).ravel())
         ip, ix = Z.indptr.astype(np.int64), Z.indices.astype(np.int64)
         if algorithm == "inverted":
