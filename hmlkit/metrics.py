@@ -131,9 +131,12 @@ def _check_scores(scores, shape=None, name="scores", allow_neginf=True):
 
 
 def _check_N(N, m):
-    if isinstance(N, numbers.Integral):
+    if isinstance(N, numbers.Number):
         N = (N,)
-    N = tuple(N)
+    try:
+        N = tuple(N)
+    except TypeError:
+        raise ValueError(f"N must be a positive integer or a sequence of them, got {N!r}") from None
     if not N:
         raise ValueError("N must name at least one cut-off")
     for k in N:

@@ -4,7 +4,7 @@ import pytest
 import scipy.sparse as sp
 
 from hmlkit import HMLTagCompleter
-from hmlkit.complete import cluster_tag_scores, cooccurrence_scores, rank_observed_last
+from hmlkit.complete import affinity_measure_top, cluster_tag_scores, cooccurrence_scores, rank_observed_last
 from hmlkit.affinity import _kernels as KA
 from hmlkit.complete import _kernels as KC
 
@@ -242,3 +242,60 @@ def test_lift_exponent_none_is_the_vote_alone():
     a = HMLTagCompleter(n_estimators=10, random_state=0, lift_exponent=None).fit(X, Y).predict_scores()
     b = HMLTagCompleter(n_estimators=10, random_state=0, lift_exponent=0.5).fit(X, Y).predict_scores()
     assert a.shape == b.shape == (60, 5) and not np.allclose(a, b)
+
+
+# ------------------------------------------------- bad input to the completion API
+
+def test_neighbour_ids_that_name_no_row_are_refused_not_read():
+    from hmlkit.complete import affinity_measure_scores
+
+    Y = sp.csr_matrix(np.array([[0, 1, 1, 1], [1, 0, 0, 0], [0, 0, 1, 0]], np.uint8))
+    w = np.array([[1.0, 1.0]])
+    for bad in ([[0, 3]], [[0, 1000]], [[-2, 1]]):
+        for dtype in (np.int32, np.int64):
+            # the kernel read past the tag matrix: garbage scores, or a crash
+            with pytest.raises(ValueError, match="name no row of Y"):
+                affinity_measure_top(np.array(bad, dtype), w, Y, 2, n_top=4)
+        with pytest.raises(ValueError, match=r"row indices of Y in \[0, 3\)"):
+            affinity_measure_scores(np.array(bad), w, Y, 2)
+    with pytest.raises(ValueError, match="must be integers"):
+        affinity_measure_top(np.array([[0.0, 1.0]]), w, Y, 2)
+    for k in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="n_neighbors must be a positive integer"):
+            affinity_measure_top(np.array([[0, 1]]), w, Y, k)
+        with pytest.raises(ValueError, match="n_neighbors must be a positive integer"):
+            affinity_measure_scores(np.array([[0, 1]]), w, Y, k)
+    # -1 pads stay allowed: neighbour 0's three tags, each 1/2
+    tags, top = affinity_measure_top(np.array([[0, -1]]), w, Y, 2, n_top=4)
+    assert tags.tolist() == [[1, 2, 3, -1]] and top.tolist() == [[0.5, 0.5, 0.5, 0.0]]
+
+
+def test_predict_scores_refuses_what_it_would_ignore():
+    from hmlkit.complete import CooccurrenceCompleter
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    Y = (rng.random((60, 5)) < 0.4).astype(np.uint8)
+    with pytest.raises(ValueError, match="not fitted"):
+        CooccurrenceCompleter().predict_scores()
+    cc = CooccurrenceCompleter().fit(X, Y)
+    with pytest.raises(ValueError, match="transductive"):  # it returned the 60 training rows for 3 samples
+        cc.predict_scores(X[:3])
+    c = HMLTagCompleter("AM", n_estimators=5, random_state=0).fit(X, Y)
+    with pytest.raises(ValueError, match="only read with a new X"):  # Y was silently ignored
+        c.predict_scores(None, Y)
+    with pytest.raises(ValueError, match="Y has 3 tags but the completer was fitted on 5"):
+        c.predict_scores(X[:3], Y[:3, :3])
+    assert c.predict_scores(X[:3], Y[:3]).shape == (3, 5)
+
+
+def test_observed_tags_rank_below_scores_of_any_magnitude():
+    Y = np.array([[0, 1], [1, 0]])
+    for least in (-3e16, -1e300, -5.0, 0.0):
+        out = rank_observed_last(np.array([[least, 5.0], [7.0, least]]), Y)
+        assert out[0, 1] < out[0, 0] and out[1, 0] < out[1, 1]  # -3e16 - 1.0 was a tie
+
+
+def test_group_scores_name_the_labels_when_their_count_is_wrong():
+    with pytest.raises(ValueError, match="Y has 5 rows but there are 4 labels"):
+        cluster_tag_scores(np.zeros(4, int), np.eye(5, dtype=np.uint8))

@@ -139,8 +139,10 @@ def test_nuclear_prox_gradient_recovers_planted_low_rank():
 
 def test_tcmr_completes_better_than_chance_and_is_deterministic():
     X, Y, H, _ = planted()
+    np.random.seed(1)  # numpy's global state must not reach the fit (svds' start vector did)
     a = TCMR(random_state=0).fit(X, Y)
-    np.testing.assert_allclose(a.predict_scores(), TCMR(random_state=0).fit(X, Y).predict_scores(), atol=1e-10)
+    np.random.seed(2)
+    np.testing.assert_array_equal(a.predict_scores(), TCMR(random_state=0).fit(X, Y).predict_scores())
     assert precision_at_1(a.predict_scores(), H) > 2 * chance_at_1(Y, H)
     assert a.rank_ < min(Y.shape)
 

@@ -120,6 +120,9 @@ def test_completion_hand_case():
     assert list(s) == list(exp)
     assert s == pytest.approx(exp)
     assert completion_scores(SC, OBS, HID, N=3) == {"AP@3": 0.5, "AR@3": 1.0, "Coverage@3": 1.0}
+    for bad in (1.0, np.float64(2), "3", None):  # 1.0 was "'float' object is not iterable"
+        with pytest.raises(ValueError, match="positive integer"):
+            completion_scores(SC, OBS, HID, N=bad)
 
 
 def test_completion_tie_break_and_observed_exclusion():

@@ -234,6 +234,8 @@ def test_tag_scores_detect_visible_tag_and_completer_ranks_observed_last():
     assert sc[:, 0][unobs[:, 0]].min() > sc[:, 2][unobs[:, 2]].max()  # detected tags above undetected ones
     with pytest.raises(ValueError, match="transductive"):
         comp.predict_scores(X)
+    comp.predict_scores()[:] = 99.0  # a copy: the fitted scores stay as they were
+    np.testing.assert_array_equal(comp.predict_scores(), sc)
     with pytest.raises(ValueError, match="unknown tag"):
         mhcrf_tag_scores(X, Y, tags=[7])
     with pytest.raises(ValueError):

@@ -148,4 +148,4 @@ class MHCRFTagCompleter(BaseEstimator):
         if X is not None:
             raise ValueError("MHCRFTagCompleter is transductive: predict_scores() scores the fitted samples; "
                              "pass X=None (new samples need their observed tags, refit on them)")
-        return self.scores_
+        return self.scores_.copy()

@@ -158,11 +158,15 @@ class TCMR(TransductiveScoresMixin, BaseEstimator):
         max_rank = self.max_rank
         if max_rank is None and min(T0.shape) > 500:
             max_rank = 100
-        smax = float(sp.linalg.svds(sp.csr_matrix(T0), k=1, return_singular_vectors=False)[0]) \
+        # svds' start vector is seeded: from numpy's global state it moved sigma_max, and so
+        # lambda, in the last bits from one fit to the next
+        seed = check_random_state_seed(0 if self.random_state is None else self.random_state)
+        smax = float(sp.linalg.svds(sp.csr_matrix(T0), k=1, return_singular_vectors=False,
+                                    random_state=seed % 2**32)[0]) \
             if min(T0.shape) > 1 else float(np.linalg.norm(T0))
         T, n_iter, rank = nuclear_prox_gradient(
             T0, Wt, float(self.lam) * smax, L, float(self.beta), self.max_iter, self.tol, max_rank,
-            self.random_state if self.random_state is not None else 0)
+            seed)
         self.completed_ = T
         self.n_iter_ = n_iter
         self.rank_ = rank

@@ -4,6 +4,8 @@ Eq. 13); plus the rules any method shares (GC scoring, ranking observed tags
 last) and a tag co-occurrence baseline."""
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
@@ -34,7 +36,9 @@ def rank_observed_last(scores, Y):
         raise ValueError(f"scores shape {scores.shape} differs from tags shape {Y.shape}")
     if not np.isfinite(scores).all():
         raise ValueError("scores contain NaN or inf")
-    low = min(scores.min(initial=0.0), 0.0) - 1.0
+    # below the least score by at least one, and by a float step where one is absorbed (|min| >= 2**53)
+    least = min(scores.min(initial=0.0), 0.0)
+    low = min(least - 1.0, np.nextafter(least, -np.inf))
     rows = np.repeat(np.arange(Y.shape[0]), np.diff(Y.indptr))
     scores[rows, Y.indices] = low
     return scores
@@ -51,7 +55,9 @@ def cluster_tag_scores(labels, Y):
     labels = np.asarray(labels)
     if labels.ndim != 1:
         raise ValueError(f"labels must be 1-D, got shape {labels.shape}")
-    Y = check_Y(Y, labels.shape[0])
+    Y = check_Y(Y)
+    if Y.shape[0] != labels.shape[0]:
+        raise ValueError(f"Y has {Y.shape[0]} rows but there are {labels.shape[0]} labels")
     _, lab = np.unique(labels, return_inverse=True)
     C = sp.csr_matrix((np.ones(len(lab)), (lab, np.arange(len(lab)))))
     pos = np.asarray((C @ Y.astype(np.float64)).todense())  # (k, m) positives per cluster
@@ -81,11 +87,34 @@ def affinity_measure_scores(idx, w, Y, n_neighbors):
     ``idx``, ``w`` (q, kappa): each query's neighbours and their forest
     affinity (``hmlkit.affinity.leaf_knn``; -1 / 0 where a query has fewer);
     ``Y`` (n, m) the neighbours' observed tags. Returns (q, m) float64."""
-    idx = np.asarray(idx)
+    idx = neighbour_ids(idx, Y.shape[0])
+    check_n_neighbors(n_neighbors)
     mask = idx >= 0
     rows = np.repeat(np.arange(idx.shape[0]), idx.shape[1])[mask.ravel()]
     Wq = sp.csr_matrix((np.asarray(w)[mask].astype(np.float64), (rows, idx[mask])), shape=(idx.shape[0], Y.shape[0]))
     return np.asarray((Wq @ Y.astype(np.float64)).todense()) / n_neighbors
+
+
+def check_n_neighbors(n_neighbors):
+    """kappa, the divisor of the AM scores: a positive integer."""
+    if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, numbers.Integral) or n_neighbors < 1:
+        raise ValueError(f"n_neighbors must be a positive integer, got {n_neighbors!r}")
+
+
+def neighbour_ids(idx, n):
+    """``idx`` as a C-contiguous int32 / int64 array (kept as it is when it already is
+    one), refused when it is not integer or names a row outside an n-row tag matrix
+    (-1 pads are fine): the kernels read the named rows unchecked."""
+    idx = np.ascontiguousarray(idx)
+    if not np.issubdtype(idx.dtype, np.integer):
+        raise ValueError(f"neighbour ids must be integers, got dtype {idx.dtype}")
+    if idx.dtype not in (np.int32, np.int64):
+        idx = idx.astype(np.int64)
+    bad = KC.count_bad_ids(idx, n)
+    if bad:
+        raise ValueError(f"{bad} neighbour id(s) name no row of Y: ids must be row indices of Y "
+                         f"in [0, {n}) or -1 (none)")
+    return idx
 
 
 def compact_structure(Y):
@@ -110,15 +139,14 @@ def affinity_measure_top(idx, w, Y, n_neighbors, n_top=10):
 
     # the lists as they come (leaf_knn's int32 / float32): at a million samples converted
     # copies would be 320 MB more to write, all of it fresh pages
-    idx = np.ascontiguousarray(idx)
-    if idx.dtype not in (np.int32, np.int64):
-        idx = idx.astype(np.int64)
     w = np.ascontiguousarray(w)
     if w.dtype not in (np.float32, np.float64):
         w = w.astype(np.float64)
+    Y = check_Y(Y)
+    idx = neighbour_ids(idx, Y.shape[0])
     if idx.shape != w.shape or idx.ndim != 2:
         raise ValueError(f"idx and w must be (q, kappa) arrays of one shape, got {idx.shape} and {w.shape}")
-    Y = check_Y(Y)
+    check_n_neighbors(n_neighbors)
     if int(n_top) < 1:
         raise ValueError(f"n_top must be >= 1, got {n_top}")
     n_top = min(int(n_top), Y.shape[1])
@@ -201,6 +229,11 @@ class CooccurrenceCompleter(BaseEstimator):
         return self
 
     def predict_scores(self, X=None):
+        if not hasattr(self, "Y_"):
+            raise ValueError("CooccurrenceCompleter is not fitted; call fit(X, Y) first")
+        if X is not None:
+            raise ValueError("CooccurrenceCompleter is transductive: predict_scores takes X=None "
+                             "(the training samples); for other samples use cooccurrence_scores(Y, Y_ref)")
         return cooccurrence_scores(self.Y_)
 
 
@@ -249,8 +282,10 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
         tags ``Y`` are given.
     random_state, **forest params : as :class:`hmlkit.HMLForest`.
 
-    A sample is never its own neighbour. Scores are in [0, 1]; a sample with
-    no confident leaf or neighbour gets 0; observed tags are ranked last.
+    A sample is never its own neighbour. The vote's scores (``lift_exponent=None``,
+    and GC) are in [0, 1]; the combined ones are a product with a lift and may exceed
+    1 (only their order matters). A sample with no confident leaf or neighbour gets 0;
+    observed tags are ranked last.
     """
 
     def __init__(self, method="AM", n_neighbors=20, n_clusters=None, oob=True, random_state=None,
@@ -319,6 +354,9 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
             train = np.where(self.forest_.inbag_, train, -1).astype(np.int32)
         n, m = self.Y_.shape
         if X is None:
+            if Y is not None:
+                raise ValueError("Y is only read with a new X (the new samples' known tags); with X=None "
+                                 "the training samples' own tags are used")
             self_index, Yq = np.arange(n, dtype=np.int64), self.Y_
             # out-of-bag: a sample only looks at the trees grown without it
             query = np.where(self.forest_.inbag_, -1, self.forest_.train_leaves_).astype(np.int32) if self.oob else None
@@ -326,6 +364,8 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
             query = self.forest_.apply(self._mapped(check_X(X)))
             self_index = np.full(query.shape[0], -1, np.int64)
             Yq = None if Y is None else check_Y(Y, query.shape[0])
+            if Yq is not None and Yq.shape[1] != m:
+                raise ValueError(f"Y has {Yq.shape[1]} tags but the completer was fitted on {m}")
         nq = n if query is None else query.shape[0]
         if self.method_ == "LN":
             if query is None:
