@@ -601,3 +601,81 @@ def test_example_cards_show_the_worst_cluster_beside_the_best():
     labels2[28:] = 2
     role2 = study.cluster_examples(data, labels2, 3, 4, random_state=0)[3]
     assert list(role2) == ["purest", "largest and least pure", "random"]
+
+
+def test_a_run_restricted_by_methods_leaves_the_best_of_claims_not_checked():
+    """``methods=['hmlrf', 'kmeans']`` ran two of Table 1's rows: "HML-RF has the best NMI"
+    is then not checked, never judged against the one rival the user chose."""
+    from hmlkit.studies.claims._base import RESTRICTED_ATTR
+
+    ds = _table({"bitag/kmeans": 0.5, "hml/hmlrf": 0.8})
+    ds.attrs[RESTRICTED_ATTR] = "hmlrf, kmeans"
+    res = {r.id: r for r in claims.evaluate("table1_trecvid_clustering", ds)}
+    assert res["T1-best"].verdict == claims.UNCHECKED and "restricted to methods hmlrf, kmeans" in res["T1-best"].detail
+    # the grids mark a restricted run, and only a restricted one
+    cfg = study.setup("table1_trecvid_clustering", "quick", methods=["hmlrf", "kmeans"],
+                      allowed_methods=study.TABLE1_KEYS)
+    assert study.grids.restricted(xr.Dataset(), cfg).attrs[RESTRICTED_ATTR] == "hmlrf, kmeans"
+    assert RESTRICTED_ATTR not in study.grids.restricted(xr.Dataset(), study.setup("table1_trecvid_clustering", "quick")).attrs
+
+
+def test_a_result_never_measured_is_not_a_hold():
+    """A comparison with NaN is False: claims that look for a failure found none on a NaN
+    result and held. Each is now "not checked"."""
+    from hmlkit.studies.claims import CLAIMS
+
+    # Table 4: NMI at 7 layers NaN (Python's max skipped it unless it came first)
+    sc = np.zeros((4, 5, 1))
+    sc[:, 1, 0] = [0.60, 0.66, 0.665, np.nan]
+    ds = xr.Dataset({"score": (("n_layers", "metric", "fold"), sc)},
+                    coords={"n_layers": [2, 5, 6, 7], "metric": list(study.METRICS), "fold": [0]})
+    res = {r.id: r for r in claims.evaluate("table4_hierarchy_depth", ds)}
+    assert res["T4-saturate"].verdict == claims.UNCHECKED and "NMI at 7 layers" in res["T4-saturate"].detail
+    # real_corel: a failed HML-RF row (NaN scores, no clusters) is neither above K-means nor hub-free
+    rows = ["kmeans_visual", "spclust_tags", "hmlrf", "hmlrf_paper"]
+    nmi = np.array([0.22, 0.40, 0.45, np.nan])
+    score = np.broadcast_to(nmi[:, None, None, None], (4, 2, 1, 2)).copy()
+    ds = xr.Dataset({"score": (("row", "sparseness", "metric", "fold"), score),
+                     "hub": (("row", "sparseness", "fold"), np.zeros((4, 2, 2), bool))},
+                    coords={"row": rows, "sparseness": [0.0, 0.75], "metric": ["nmi"], "fold": [0, 1]})
+    real = {c[0]: c[2] for c in CLAIMS["real_corel"]}
+    for cid in ("R-km", "R-hub"):
+        with pytest.raises(claims.NotChecked, match="hmlrf_paper"):
+            real[cid](ds)
+    # Table 3: HML-RF's relative drop NaN (its NMI at 0 % is 0)
+    sc = np.full((2, 2, 5, 1), np.nan)
+    sc[0, :, 1, 0] = [0.0, 0.0]
+    sc[1, :, 1, 0] = [0.6, 0.5]
+    ds = xr.Dataset({"score": (("row", "sparseness", "metric", "fold"), sc)},
+                    coords={"row": ["hml/hmlrf", "bitag/kmeans"], "sparseness": [0.0, 0.2],
+                            "metric": list(study.METRICS), "fold": [0],
+                            "status": ("row", ["measured", "measured"]), "reason": ("row", ["", ""])})
+    res = {r.id: r for r in claims.evaluate("fig5_table3_sparseness", ds)}
+    assert res["T3-smallest"].verdict == claims.UNCHECKED
+
+
+def test_tau_claims_and_sweeps_are_in_increasing_tau_whatever_the_order_given():
+    sc = np.zeros((4, 5, 1))
+    sc[:, 1, 0] = [0.665, 0.66, 0.55, 0.395]  # NMI rising with tau, listed from the largest tau down
+    ds = xr.Dataset({"score_tau": (("tau", "metric", "fold"), sc),
+                     "score_phi": (("phi", "metric", "fold"), np.zeros((1, 5, 1)))},
+                    coords={"tau": [16, 8, 4, 2], "phi": [3], "metric": list(study.METRICS), "fold": [0]})
+    res = {r.id: r for r in claims.evaluate("fig8_parameters", ds)}
+    assert res["F8-tau"].verdict == claims.HOLDS
+    assert res["F8-converge"].verdict == claims.HOLDS and "tau 8->16" in res["F8-converge"].detail
+    assert study.grids.sweep([16, 8, 4, 2]) == [2, 4, 8, 16]
+    assert study.grids.sweep(8) == [8]  # -p taus 8: a one-value sweep, not "int has no len()"
+    cfg = study.setup("fig8_parameters", "quick", taus=8)
+    assert study.grids.sweep(cfg["taus"]) == [8]
+
+
+def test_the_runner_refuses_to_be_told_its_own_folders_and_profile_by_set(tmp_path):
+    from hmlkit.studies import runner
+
+    for key in ("profile", "results_dir", "figures_dir"):
+        with pytest.raises(ValueError, match=f"{key} cannot be set as a notebook parameter"):
+            runner.run(["table5_abstractness"], profile="standard", results_dir=tmp_path / "r",
+                       parameters={key: "quick"})
+    assert cli(["run", "table5_abstractness", "--profile", "quick", "--results-dir", str(tmp_path / "r"),
+                "--set", "profile=standard"]) == 2
+    assert not (tmp_path / "r").exists()

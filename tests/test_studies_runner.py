@@ -147,10 +147,15 @@ def test_executed_notebook_is_replaced_only_on_success(tiny, umask022):
     assert prev.read_bytes() == b"previous executed notebook"
     assert not (tiny / "results" / "tiny.txt").exists()
     assert not _temps(tiny)
+    # the failed run's notebook is kept beside it, with the traceback, and named in the error
+    failed = ex / "tiny.failed.ipynb"
+    assert str(failed) in res[0].error
+    assert b"AssertionError" in failed.read_bytes() and b"asked to fail" in failed.read_bytes()
     res = runner.run(["tiny"], profile="quick", results_dir=tiny / "results", figures_dir=tiny / "figures",
                      report=False, log=lambda *a: None, cwd=tiny)
     assert res[0].ok, res[0].error
     assert b"write_text_atomic" in prev.read_bytes()
+    assert not failed.exists()  # a later good run removes the stale failure
     for p in (prev, tiny / "results" / "tiny.txt", tiny / "figures" / "tiny.png"):
         assert stat.S_IMODE(p.stat().st_mode) == 0o644, p
     assert not _temps(tiny)

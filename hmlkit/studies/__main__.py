@@ -5,7 +5,8 @@ Other commands: ``list`` (the studies), ``report`` (rewrite results/REPORT.md fr
 
 Results of the standard profile go to ``results/`` and ``figures/``; those of another
 profile to ``results/<profile>/`` and ``figures/<profile>/`` (unless ``--results-dir`` /
-``--figures-dir`` say otherwise), so a quick run never overwrites standard results.
+``--figures-dir`` say otherwise: folders given are taken from where the command runs),
+so a quick run never overwrites standard results.
 ``--set`` accepts only parameters of the notebooks run. SIGINT/SIGTERM stop the run, its
 workers and kernels, and keep the previous results (exit status 130 / 143).
 """
@@ -14,8 +15,16 @@ from __future__ import annotations
 import argparse
 import ast
 import sys
+from pathlib import Path
 
+from .._paths import REPO_ROOT
 from .profiles import PROFILES, STUDIES
+
+
+def _given(path):
+    """A folder given on the command line, relative to where the command runs (the
+    defaults are in the repository, for ``run`` and ``report`` alike)."""
+    return None if path is None else Path(path).expanduser().resolve()
 
 
 def _param(text):
@@ -60,15 +69,17 @@ def main(argv=None):
         from .report import write_report
         from .runner import default_dirs
 
-        rd, fd = default_dirs(args.profile)
-        path, claims = write_report(args.results_dir or rd, args.figures_dir or fd)
+        rd, fd = default_dirs(args.profile)  # in the repository, where run writes them
+        path, claims = write_report(_given(args.results_dir) or REPO_ROOT / rd,
+                                    _given(args.figures_dir) or REPO_ROOT / fd)
         print(f"{path}: {sum(c.verdict == 'holds' for c in claims)}/{len(claims)} claims hold")
         return 0
     from .runner import RunStopped, run
 
     try:
-        res = run(args.names, profile=args.profile, jobs=args.jobs, results_dir=args.results_dir,
-                  figures_dir=args.figures_dir, executed_dir=args.executed_dir, parameters=dict(args.set),
+        res = run(args.names, profile=args.profile, jobs=args.jobs, results_dir=_given(args.results_dir),
+                  figures_dir=_given(args.figures_dir), executed_dir=_given(args.executed_dir),
+                  parameters=dict(args.set),
                   kernel_name=args.kernel,
                   cell_timeout="profile" if args.cell_timeout is None else args.cell_timeout)
     except ValueError as exc:

@@ -36,6 +36,23 @@ def _pad_paper(values):
 
 
 
+def sweep(values):
+    """A swept parameter's values in increasing order: a single value is a one-value sweep
+    (``-p taus 8``), and a sweep given in any order is plotted and judged in order."""
+    return sorted({int(v) for v in np.atleast_1d(values)})
+
+
+def restricted(ds, cfg):
+    """``ds`` marked with the methods its run was restricted to (``cfg.methods``), if it
+    was: a claim that HML-RF beats every competitor is then not checked, never judged
+    against only the rivals the user chose to run."""
+    from .claims._base import RESTRICTED_ATTR
+
+    if getattr(cfg, "methods", None) is not None:
+        ds.attrs[RESTRICTED_ATTR] = ", ".join(map(str, cfg.methods))
+    return ds
+
+
 def status_of(exc):
     """A row's (status, reason) for the exception it raised. A method given a parameter it
     does not take stops the study instead: a study states the settings it ran with."""
@@ -87,7 +104,7 @@ def clustering_grid(data, rows, cfg, progress=True):
                 "status": ("row", status), "reason": ("row", reason)},
     )
     ds.attrs.update(supervised_ceiling(data, cfg.seed, cfg.n_jobs))  # for the claims' diagnoses
-    return ds
+    return restricted(ds, cfg)
 
 
 def completion_rows(methods):
@@ -127,11 +144,11 @@ def nmi_grid(data, variants, sparseness, cfg, progress=True):
                 if progress:
                     print(f"  sparseness={rate:.2f} fold={f} {name:<18s} NMI={score[i, j, 1, f]:.3f} "
                           f"({time.time() - t0:.1f}s) {reason[i]}", flush=True)
-    return xr.Dataset(
+    return restricted(xr.Dataset(
         {"score": (("variant", "sparseness", "metric", "fold"), score)},
         coords={"variant": names, "sparseness": list(sparseness), "metric": list(SCORE_METRICS),
                 "fold": np.arange(len(seeds)), "status": ("variant", status), "reason": ("variant", reason)},
-    )
+    ), cfg)
 
 
 def table_variant(key, mode, cfg):
@@ -161,6 +178,7 @@ def tau_phi_grid(data, taus, phis, cfg, progress=True):
     from ..cluster import spectral_from_affinity
     from ..forest import HMLForest
 
+    taus, phis = sweep(taus), sweep(phis)
     seeds = cfg.seeds()
     k = data.n_groups
     tau_score = np.full((len(taus), len(SCORE_METRICS), len(seeds)), np.nan)
@@ -250,14 +268,14 @@ def completion_grid(datasets, rows, cfg, hidden_fraction=0.4, progress=True):
                 if progress:
                     print(f"  {name:<10s} fold={f} {key:<16s} AP@1={score[a, b, 0, 0, f]:.3f} "
                           f"({time.time() - t0:.1f}s) {reason[a, b]}", flush=True)
-    return xr.Dataset(
+    return restricted(xr.Dataset(
         {"score": (("dataset", "row", "measure", "N", "fold"), score),
          "paper": (("dataset", "row", "measure", "N"), paper),
          "status": (("dataset", "row"), status.astype(str)),
          "reason": (("dataset", "row"), reason.astype(str))},
         coords={"dataset": names, "row": keys, "label": ("row", [r[1] for r in rows]),
                 "measure": list(MEASURES), "N": list(NS), "fold": np.arange(len(seeds))},
-    )
+    ), cfg)
 
 
 # ----------------------------------------------------------------------------------------
@@ -318,7 +336,7 @@ def components_study(data, cfg, progress=True):
 
 def depth_study(data, cfg, progress=True):
     """Table 4: HML-RF on ``n_layers`` estimated hierarchy layers (Sec 4.1) -> ``score(n_layers, metric, fold)``."""
-    layers = list(cfg["n_layers"])
+    layers = sweep(cfg["n_layers"])
     seeds = cfg.seeds()
     score = np.full((len(layers), len(SCORE_METRICS), len(seeds)), np.nan)
     sizes = np.zeros((len(layers), max(int(L) for L in layers)), dtype=np.int64)  # tags per estimated layer

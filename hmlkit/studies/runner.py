@@ -296,14 +296,23 @@ def _execute(name, parameters, output, cwd, kernel_name, cell_timeout=None, retr
         os.environ.setdefault(var, value)
     from .saving import atomic_path
 
+    failed = Path(output).with_suffix(".failed.ipynb")
     t0 = time.time()
     try:
         # papermill rewrites its output after every cell: it goes to a temporary file that
         # replaces the previous executed notebook only when the whole notebook ran
         with atomic_path(output, suffix=".ipynb") as tmp:
             _WRITING[:] = [tmp]
-            execute_notebook(notebook_path(name), tmp, cell_timeout, retries, parameters=parameters,
-                             cwd=str(cwd), kernel_name=kernel_name, log_output=False)
+            try:
+                execute_notebook(notebook_path(name), tmp, cell_timeout, retries, parameters=parameters,
+                                 cwd=str(cwd), kernel_name=kernel_name, log_output=False)
+            except Exception:
+                # the failed run's notebook, with the cell and its traceback, is kept beside
+                # the last good one (which stays as it was)
+                if Path(tmp).exists():
+                    shutil.copyfile(tmp, failed)
+                raise
+        failed.unlink(missing_ok=True)
         return RunResult(name, True, time.time() - t0, str(output))
     except TimeoutError as exc:
         return RunResult(name, False, time.time() - t0, str(output),
@@ -312,7 +321,8 @@ def _execute(name, parameters, output, cwd, kernel_name, cell_timeout=None, retr
     except Exception as exc:  # reported, the other studies go on
         msg = str(exc).strip().splitlines()
         short = next((l for l in reversed(msg) if l.strip()), type(exc).__name__)
-        return RunResult(name, False, time.time() - t0, str(output), short[:500])
+        where = f" (the failed notebook, with its traceback: {failed})" if failed.exists() else ""
+        return RunResult(name, False, time.time() - t0, str(output), short[:500] + where)
 
 
 def resolve_names(names):
@@ -327,6 +337,10 @@ def resolve_names(names):
             raise ValueError(f"notebook {notebook_path(n)} not found")
         out.append(n)
     return out
+
+
+# the parameters the runner gives every notebook itself, and how to choose them
+RUNNER_OWNED = {"profile": "--profile", "results_dir": "--results-dir", "figures_dir": "--figures-dir"}
 
 
 def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir=None,
@@ -350,6 +364,13 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
     """
     check_profile(profile)
     names = resolve_names(names)
+    owned = sorted(set(parameters or {}) & set(RUNNER_OWNED))
+    if owned:
+        # e.g. --profile standard --set profile=quick would write quick results over the
+        # standard ones, and --set results_dir=... results the report never reads
+        raise ValueError(f"{', '.join(owned)} cannot be set as a notebook parameter: the runner sets "
+                         f"{'it' if len(owned) == 1 else 'them'} (use " +
+                         ", ".join(RUNNER_OWNED[k] for k in owned) + ")")
     valid = check_parameters(names, parameters)
     default_results, default_figures = default_dirs(profile)
     results_dir = default_results if results_dir is None else results_dir

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 HOLDS, FAILS, UNCHECKED = "holds", "does not hold", "not checked"
+# a result's attribute naming the methods a run was restricted to (its ``methods``
+# parameter): a claim that HML-RF beats every competitor is then not checked
+RESTRICTED_ATTR = "restricted_to_methods"
 
 
 @dataclass
@@ -41,6 +46,19 @@ def rivals_not_run(ds, dim="row"):
 
 
 def require_all_rivals(ds, dim="row"):
+    restricted = ds.attrs.get(RESTRICTED_ATTR)
+    if restricted:
+        raise NotChecked(f"the run was restricted to methods {restricted}: the paper's other "
+                         f"competitors were not run")
     missing = rivals_not_run(ds, dim)
     if missing:
         raise NotChecked("competitors that did not run: " + "; ".join(missing))
+
+
+def require_measured(**values):
+    """Raise :class:`NotChecked` naming every value that is not a finite number: a
+    comparison with NaN is False, so a claim that looks for a failure would find none
+    and hold on a result that was never measured."""
+    bad = [name for name, v in values.items() if not np.all(np.isfinite(np.asarray(v, dtype=float)))]
+    if bad:
+        raise NotChecked("not measured (NaN): " + ", ".join(bad))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..real import ABLATION_RAW
-from ._base import NotChecked, require_all_rivals, verdict
+from ._base import NotChecked, require_all_rivals, require_measured, verdict
 
 
 def _hml_rows(ds):
@@ -37,6 +37,7 @@ def _real_beats_kmeans(ds):
         raise NotChecked("HML-RF rows or visual K-means were not run")
     nmi = ds["score"].sel(metric="nmi").mean("fold")
     km = nmi.sel(row="kmeans_visual")
+    require_measured(**{r: nmi.sel(row=r).values for r in [*rows, "kmeans_visual"]})
     bad = [f"{r} at {float(x):.0%}" for r in rows for x in ds.sparseness.values
            if float(nmi.sel(row=r, sparseness=x)) <= float(km.sel(sparseness=x))]
     text = "below K-means: " + (", ".join(bad) if bad else "none")
@@ -70,6 +71,9 @@ def _real_best(row):
 
 
 def _real_no_hubs(ds):
+    # a row that failed has no clusters, so no hub: it must not count as one without
+    nmi = ds["score"].sel(metric="nmi")
+    require_measured(**{r: nmi.sel(row=r).values for r in _hml_rows(ds)})
     hub = ds["hub"].any("fold")
     rows = [f"{r} at {float(x):.0%}" for r in _hml_rows(ds) for x in ds.sparseness.values
             if bool(hub.sel(row=r, sparseness=x))]
@@ -84,6 +88,7 @@ def _real_completion(row):
         ap = ds["completion"].sel(measure="AP", N=1).mean("fold")
         out = [(str(d), float(ap.sel(dataset=d, crow=row)), float(ap.sel(dataset=d, crow="cooccurrence")))
                for d in ds.dataset.values]
+        require_measured(**{f"{d} {name}": v for d, a, c in out for name, v in ((row, a), ("cooccurrence", c))})
         return verdict(all(a > c for _, a, c in out)), "; ".join(f"{d}: {a:.3f} vs co-occurrence {c:.3f}"
                                                          for d, a, c in out)
     return claim

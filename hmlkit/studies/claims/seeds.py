@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import paper_values as pv
-from ._base import NotChecked, verdict
+from ._base import NotChecked, require_measured, verdict
 
 
 def _fmt(values, digits=1):
@@ -117,6 +117,7 @@ def _sfss_best_low_share(dataset):
             others = vals.drop_sel({"method": "sfss"})
             rival = str(others.idxmax().values)
             a, b = float(vals.sel({"method": "sfss"})), float(others.max())  # sel(method=...) is the lookup mode
+            require_measured(**{f"SFSS at {s:.0%}": a, f"the other methods at {s:.0%}": others.values})
             if a < b:
                 bad.append(f"{s:.0%}")
             ref = paper.get(round(float(s), 2))
