@@ -93,10 +93,16 @@ def _from_frame(A, name):
     included) as a float64 array, missing values as NaN; anything else as is."""
     if sp.issparse(A) or isinstance(A, np.ndarray) or not hasattr(A, "to_numpy"):
         return A
+    if not _is_pandas(A):  # an xarray DataArray and the like: their to_numpy takes no dtype
+        return A.to_numpy()
     try:
         return A.to_numpy(dtype=np.float64, na_value=np.nan)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be numeric: {exc}") from None
+
+
+def _is_pandas(A):
+    return any(c.__module__.startswith("pandas") for c in type(A).__mro__)
 
 
 def check_X(X, name="X", dtype=np.float32, min_samples=1):
@@ -156,11 +162,13 @@ def check_Y(Y, n_samples=None, name="Y"):
         # of the caller's matrix, which keeps the answer, so a collection checked at
         # every fit and completion is scanned once (8 ms a call at a million samples)
         Y = sp.csr_matrix(Y)
+        # scipy sums a COO matrix's repeated (row, tag) pair in the conversion
+        summed = source.format == "coo" and Y.nnz < source.nnz
         if not (source if source.format == "csr" else Y).has_canonical_format:
             Y = unshared(Y, source)
             nnz = Y.nnz
             Y.sum_duplicates()  # in the input's dtype: a tag named twice is a 2, refused below
-            summed = Y.nnz < nnz
+            summed = summed or Y.nnz < nnz
         vals = Y.data
     else:
         Y = np.asarray(_from_frame(Y, name))
@@ -175,6 +183,8 @@ def check_Y(Y, n_samples=None, name="Y"):
     if vals.size:
         if not np.issubdtype(vals.dtype, np.number) and vals.dtype != bool:
             raise ValueError(f"{name} must be numeric 0/1, got dtype {vals.dtype}")
+        if np.issubdtype(vals.dtype, np.complexfloating):  # its imaginary part would be dropped
+            raise ValueError(f"{name} must be real 0/1 values, got complex dtype {vals.dtype}")
         if np.issubdtype(vals.dtype, np.integer):  # two passes, no float copy of the values
             low, high = vals.min(), vals.max()
             bad, zeros = low < 0 or high > 1, low == 0
@@ -259,7 +269,11 @@ def check_random_state_seed(random_state):
     ``random_state=None`` failed in KMeans with a 63-bit seed)."""
     if random_state is None:
         return int(np.random.SeedSequence().entropy % 2**32)
+    if isinstance(random_state, bool):
+        raise ValueError(f"random_state must be None, an int >= 0 or a numpy random generator, got {random_state!r}")
     if isinstance(random_state, numbers.Integral):
+        if random_state < 0:  # numpy's generators refuse it too, later and without naming it
+            raise ValueError(f"random_state must be an int >= 0, got {random_state}")
         return int(random_state)
     if isinstance(random_state, np.random.RandomState):
         return int(random_state.randint(0, 2**31 - 1))

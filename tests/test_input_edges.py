@@ -274,3 +274,49 @@ def test_every_clustering_method_fits_with_its_default_random_state():
         else:
             est.fit(X)
         assert np.asarray(est.labels_).shape == (60,), name
+
+
+# ------------------------------------------------------- the data layer's own checks
+
+def test_data_layer_bad_input_names_the_problem(tmp_path):
+    from hmlkit._validation import check_random_state_seed, check_X, check_Y
+    from hmlkit.data import hide_tags, load_arff, load_dataset, load_npz, make_synthetic, remove_tags
+
+    X, Y = np.random.default_rng(0).random((5, 3)), np.eye(5, 4, dtype=np.uint8)
+    d = TaggedData(X, Y)
+    cases = [
+        (lambda: TaggedData(X, Y, groups=["a", "b", "a", "b", "a"]), "groups must be integer labels, got dtype <U1"),
+        (lambda: TaggedData(X, Y, groups=[0, 1, 0, 1, None]), "groups must be integer labels, got dtype object"),
+        (lambda: TaggedData(X, Y, tag_names="abcd"), "tag_names must be a list of names"),
+        (lambda: d.subset(np.array([True, False, True])), r"a boolean mask must have shape \(5,\)"),
+        (lambda: d.subset([]), "the selection is empty"),
+        (lambda: d.subset(np.zeros(5, bool)), "the selection is empty"),
+        (lambda: check_Y(np.eye(3) + 0.5j), "must be real 0/1 values"),  # the imaginary part was dropped
+        (lambda: check_Y(sp.coo_matrix((np.ones(2), ([0, 0], [1, 1])), shape=(2, 3))), "names a tag twice"),
+        (lambda: check_random_state_seed(-1), "random_state must be an int >= 0"),
+        (lambda: hide_tags(d, 0.4, random_state=-3), "random_state must be an int >= 0"),
+        (lambda: hide_tags(sp.csr_matrix(Y), 0.4), "hide_tags expects a TaggedData, got csr_matrix"),
+        (lambda: remove_tags(Y, 0.4), "remove_tags expects a TaggedData, got ndarray"),
+        (lambda: make_synthetic(n_samples=200, noise="0.3"), "noise must be a number"),
+        (lambda: make_synthetic(n_samples=200, group_share=True), "group_share must be a number"),
+        (lambda: load_dataset(d, foo=1), "unexpected options for a TaggedData: foo"),
+    ]
+    for fn, match in cases:
+        with pytest.raises(ValueError, match=match):
+            fn()
+    # an xarray DataArray is data, not "non-numeric"
+    import xarray as xr
+
+    np.testing.assert_array_equal(check_X(xr.DataArray(X)), X.astype(np.float32))
+    assert (check_Y(xr.DataArray(Y)) != sp.csr_matrix(Y)).nnz == 0
+    # a finite ARFF value too large for float32 is named as such, not "non-finite"
+    p = tmp_path / "big.arff"
+    p.write_text("@relation r\n@attribute f1 numeric\n@attribute f2 numeric\n@attribute a {0,1}\n"
+                 "@attribute b {0,1}\n@data\n1,1e40,0,1\n")
+    with pytest.raises(ValueError, match="1e.?40.* of attribute 'f2' is too large for float32"):
+        load_arff(p, n_labels=2)
+    # a 2-D tag_layer in an npz is named, not read as one layer per row
+    q = tmp_path / "f.npz"
+    np.savez(q, X=X, Y=Y, tag_layer=np.array([[0, 0, 1, 1]]))
+    with pytest.raises(ValueError, match="'tag_layer' must be 1-D"):
+        load_npz(q)

@@ -192,3 +192,11 @@ def test_select_images_exclusive_over_chosen():
     np.testing.assert_array_equal(rows, [0, 2, 4, 5])  # row 1 is positive for both a and b
     with pytest.raises(ValueError, match="exclusive must be"):
         select_images(L, ["a", "b", "c"], "hmlrf", exclusive="all")
+
+
+def test_a_feature_type_mistake_names_the_types(layout):
+    root = layout[0]
+    with pytest.raises(FileNotFoundError, match="NUS-WIDE feature types: CH, CM55"):  # a typo of a type name
+        load_nuswide(root, features="XYZ", recipe=None)
+    with pytest.raises(ValueError, match="features lists no feature type"):  # was numpy's hstack error
+        load_nuswide(root, features=[], recipe=None)

@@ -169,10 +169,16 @@ def load_arff(path, n_features=None, n_labels=None, label_location="end", name=N
         raise ValueError(
             f"{path}: {where(i)}: label {attrs[lab_idx[j]][0]!r} has value {L[i, j]!r}, must be 0 or 1"
         )
-    X = vals[:, feat_idx].astype(np.float32)
+    X = vals[:, feat_idx]
     if not np.isfinite(X).all():
         i, j = np.argwhere(~np.isfinite(X))[0]
         raise ValueError(f"{path}: {where(i)}: non-finite value for attribute {attrs[feat_idx[j]][0]!r}")
+    big = np.abs(X) > np.finfo(np.float32).max
+    if big.any():
+        i, j = np.argwhere(big)[0]
+        raise ValueError(f"{path}: {where(i)}: value {X[i, j]!r} of attribute {attrs[feat_idx[j]][0]!r} is too "
+                         f"large for float32 features: rescale the feature")
+    X = X.astype(np.float32)
     Y = sp.csr_matrix(L.astype(np.uint8))
     return TaggedData(
         X=X,

@@ -50,11 +50,16 @@ class TaggedData:
         self.layers = check_layers(self.layers, m)
         if self.tag_names is None:
             self.tag_names = [f"tag{j}" for j in range(m)]
+        if isinstance(self.tag_names, str):  # would be split into one-letter names
+            raise ValueError("tag_names must be a list of names, one per tag column, got a string")
         self.tag_names = [str(t) for t in self.tag_names]
         if len(self.tag_names) != m:
             raise ValueError(f"tag_names has {len(self.tag_names)} names but Y has {m} tag columns")
         if self.groups is not None:
             g = np.asarray(self.groups)
+            if g.dtype.kind not in "biuf":  # str, object (None), categorical ...
+                raise ValueError(f"groups must be integer labels, got dtype {g.dtype}: encode named groups "
+                                 f"first, e.g. names, groups = np.unique(labels, return_inverse=True)")
             if g.dtype.kind == "f" and not np.isfinite(g).all():
                 raise ValueError(f"groups contain NaN or inf (sample {int(np.flatnonzero(~np.isfinite(g))[0])}): "
                                  "every sample needs a ground-truth group, or pass groups=None")
@@ -95,7 +100,13 @@ class TaggedData:
         """The samples selected by ``index`` (boolean mask or integer array)."""
         index = np.asarray(index)
         if index.dtype == bool:
+            if index.shape != (self.n_samples,):
+                raise ValueError(f"a boolean mask must have shape ({self.n_samples},), got {index.shape}")
             index = np.flatnonzero(index)
+        elif index.size and index.dtype.kind not in "iu":
+            raise ValueError(f"index must be a boolean mask or integer sample indices, got dtype {index.dtype}")
+        if index.size == 0:
+            raise ValueError("the selection is empty: a subset needs at least one sample")
         return replace(
             self,
             X=self.X[index],

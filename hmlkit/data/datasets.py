@@ -114,6 +114,8 @@ def load_dataset(spec, n_samples: int | None = None, random_state=0, **kw) -> Ta
                                   or not isinstance(n_samples, (int, np.integer)) or n_samples < 1):
         raise ValueError(f"n_samples must be a positive integer or None, got {n_samples!r}")
     if isinstance(spec, TaggedData):
+        if kw:
+            raise ValueError(f"unexpected options for a TaggedData: {', '.join(sorted(kw))}")
         data = spec
     elif isinstance(spec, str) and spec in SYNTHETIC_PROFILES and not Path(spec).exists():
         if kw:

@@ -183,6 +183,8 @@ def load_npz(path, name: str | None = None) -> TaggedData:
         Y_true = _get_tags(z, "Y_true", path, n)
         tag_names = [str(t) for t in _read(z, "tag_names", path)] if "tag_names" in z.files else None
         layers = _integral(_read(z, "tag_layer", path), "tag_layer", path, 0) if "tag_layer" in z.files else None
+        if layers is not None and layers.ndim != 1:
+            raise ValueError(f"{path}: key 'tag_layer' must be 1-D (one layer id per tag), got shape {layers.shape}")
         groups = _integral(_read(z, "groups", path), "groups", path) if "groups" in z.files else None
         meta = {}
         if "meta" in z.files:

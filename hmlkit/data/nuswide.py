@@ -257,7 +257,9 @@ def _load_precomputed(features, rows, n_images) -> np.ndarray:
     if isinstance(features, (str, Path)):
         path = Path(features)
         if not path.is_file():
-            raise FileNotFoundError(f"precomputed feature file not found: {path}")
+            raise FileNotFoundError(f"precomputed feature file not found: {path} (features is a file of "
+                                    f"precomputed features, 'all', or NUS-WIDE feature types: "
+                                    f"{', '.join(FEATURE_TYPES)})")
         if path.suffix == ".npy":
             A = np.load(path, mmap_mode="r", allow_pickle=False)
         elif path.suffix == ".npz":
@@ -416,6 +418,8 @@ def load_nuswide(
         features = tuple(FEATURE_TYPES)
     if isinstance(features, str) and features in FEATURE_TYPES:
         features = (features,)
+    if isinstance(features, (list, tuple)) and not features:
+        raise ValueError(f"features lists no feature type; choose from {', '.join(FEATURE_TYPES)}")
     if isinstance(features, (list, tuple)) and all(isinstance(f, str) for f in features):
         for f in features:
             if f not in FEATURE_TYPES:

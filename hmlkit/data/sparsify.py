@@ -18,6 +18,12 @@ def _check_rate(rate, name):
     return float(rate)
 
 
+def _check_data(data, who):
+    if not isinstance(data, TaggedData):
+        raise ValueError(f"{who} expects a TaggedData, got {type(data).__name__}: wrap the features and tags "
+                         f"first, TaggedData(X, Y)")
+
+
 def _csr_from_mask(Y: sp.csr_matrix, keep: np.ndarray) -> sp.csr_matrix:
     """The entries of ``Y`` (sorted CSR) whose position in ``Y.data`` is kept."""
     rows = np.repeat(np.arange(Y.shape[0]), np.diff(Y.indptr))[keep]
@@ -46,6 +52,7 @@ def remove_tags(data: TaggedData, rate, random_state=None) -> TaggedData:
     -------
     TaggedData with the sparser ``Y``; ``meta["tag_removal_rate"]`` records ``rate``.
     """
+    _check_data(data, "remove_tags")
     rate = _check_rate(rate, "rate")
     rng = np.random.default_rng(check_random_state_seed(random_state))
     Y = data.Y
@@ -79,6 +86,7 @@ def hide_tags(data: TaggedData, frac=0.4, random_state=None):
         The hidden tags; ``hidden`` and ``observed.Y`` are disjoint and their
         union is ``data.Y``.
     """
+    _check_data(data, "hide_tags")
     frac = _check_rate(frac, "frac")
     rng = np.random.default_rng(check_random_state_seed(random_state))
     Y = data.Y

@@ -81,6 +81,7 @@ HMLClustering 0.80 (the paper's model 0.66) [0.67]; 4.75 tags per sample at full
 """
 from __future__ import annotations
 
+import numbers
 import os
 
 import numpy as np
@@ -398,6 +399,8 @@ def make_synthetic(
     p = dict(PROFILES[profile])
     for k, v in zip(_KNOBS, (noise, group_share, sibling_look, obs_rate_abstract, obs_rate_specific, untagged_share, generic_only_share)):
         if v is not None:
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):  # "0.3" and True were taken
+                raise ValueError(f"{k} must be a number, got {v!r}")
             p[k] = float(v)
     for k in ("group_share", "sibling_look"):
         if not 0.0 <= p[k] <= 1.0:
