@@ -679,3 +679,43 @@ def test_the_runner_refuses_to_be_told_its_own_folders_and_profile_by_set(tmp_pa
     assert cli(["run", "table5_abstractness", "--profile", "quick", "--results-dir", str(tmp_path / "r"),
                 "--set", "profile=standard"]) == 2
     assert not (tmp_path / "r").exists()
+
+
+def test_misses_that_had_no_diagnosis_now_name_their_cause():
+    # T4-saturate missed with distinct clusterings: the depth that moved furthest from 5
+    sc = np.zeros((4, 5, 2))
+    sc[:, 1] = [[0.60, 0.61], [0.665, 0.667], [0.70, 0.69], [0.725, 0.73]]
+    ds = xr.Dataset({"score": (("n_layers", "metric", "fold"), sc)},
+                    coords={"n_layers": [2, 5, 6, 7], "metric": list(study.METRICS), "fold": [0, 1]})
+    res = {r.id: r for r in claims.evaluate("table4_hierarchy_depth", ds)}
+    assert res["T4-saturate"].verdict == claims.FAILS
+    assert res["T4-saturate"].diagnosis.startswith("7 layers 0.728 vs 5 layers 0.666")
+    # F5-drop missed by a row that rose: named, with the folds' spread
+    sc = np.full((2, 2, 5, 2), np.nan)
+    sc[0, :, 1] = [[0.60, 0.62], [0.50, 0.52]]
+    sc[1, :, 1] = [[0.40, 0.41], [0.45, 0.46]]
+    ds = xr.Dataset({"score": (("row", "sparseness", "metric", "fold"), sc)},
+                    coords={"row": ["hml/hmlrf", "bitag/kmeans"], "sparseness": [0.0, 0.4],
+                            "metric": list(study.METRICS), "fold": [0, 1],
+                            "status": ("row", ["measured"] * 2), "reason": ("row", ["", ""])})
+    res = {r.id: r for r in claims.evaluate("fig5_table3_sparseness", ds)}
+    assert res["F5-drop"].verdict == claims.FAILS
+    assert res["F5-drop"].diagnosis.startswith("rows that did not drop: bitag/kmeans at 40% 0.455 vs at 0% 0.405")
+    # M-hidden: F1 still rising at the grid's end
+    f1 = np.broadcast_to(np.array([0.30, 0.35, 0.40])[:, None, None], (3, 2, 2)).copy()
+    ds = xr.Dataset({"f1_hidden": (("n_hidden", "concept", "round"), f1)}, coords={"n_hidden": [1, 2, 4]})
+    res = {r.id: r for r in claims.evaluate("seed_mhcrf", ds)}
+    assert res["M-hidden"].verdict == claims.FAILS
+    assert "highest at the largest count tried (4 hidden variables)" in res["M-hidden"].diagnosis
+    # R-best without a stored ceiling: the row that won, rate by rate
+    from hmlkit.studies.claims.diagnose import DIAGNOSES
+
+    rows = ["kmeans_visual", "spclust_tags", "hmlrf"]
+    nmi = np.array([0.22, 0.50, 0.45])
+    score = np.broadcast_to(nmi[:, None, None, None], (3, 1, 1, 2)).copy()
+    ds = xr.Dataset({"score": (("row", "sparseness", "metric", "fold"), score)},
+                    coords={"row": rows, "sparseness": [0.0], "metric": ["nmi"], "fold": [0, 1]})
+
+    class Miss:
+        verdict = claims.FAILS
+    assert DIAGNOSES["R-best"](ds, Miss()).startswith("0%: hmlrf 0.450 vs spclust_tags 0.500")

@@ -107,8 +107,17 @@ def _drops(ds, r):
     if r.verdict != FAILS:
         return ""
     static = _rows_static(ds)
-    return ("rows whose scores are the same at every rate (their input ignores the tags, so removing tags "
-            "cannot lower them): " + ", ".join(static)) if static else ""
+    if static:
+        return ("rows whose scores are the same at every rate (their input ignores the tags, so removing tags "
+                "cannot lower them): " + ", ".join(static))
+    # the rows that did not drop, each against its own start, with the folds' spread
+    m = _sparse_nmi(ds)
+    s0, s1 = float(m["sparseness"].min()), float(m["sparseness"].max())
+    folds = ds["score"].sel(metric="nmi")
+    parts = [versus(f"{row} at {s1:.0%}", folds.sel(row=row, sparseness=s1).values, f"at {s0:.0%}",
+                    folds.sel(row=row, sparseness=s0).values)
+             for row in m["row"].values if float(m.sel(row=row, sparseness=s1)) >= float(m.sel(row=row, sparseness=s0))]
+    return "rows that did not drop: " + "; ".join(parts) if parts else ""
 
 
 def _smallest_drop(ds, r):
@@ -232,6 +241,12 @@ def _depth(ds, r):
             return "trivially: " + text
         if r.verdict == FAILS:
             return text
+    if r.verdict == FAILS and r.id == "T4-saturate":
+        # the depth beyond 5 that moved furthest from 5, against 5, with the folds' spread
+        m = ds["score"].sel(metric="nmi")
+        deeper = [int(L) for L in m["n_layers"].values if L > 5]
+        far = max(deeper, key=lambda L: abs(float(m.sel(n_layers=L).mean() - m.sel(n_layers=5).mean())))
+        return versus(f"{far} layers", m.sel(n_layers=far).values, "5 layers", m.sel(n_layers=5).values)
     if r.verdict == FAILS and r.id == "T4-more":
         m = ds["score"].sel(metric="nmi")
         best = int(m.mean("fold").drop_sel(n_layers=2).idxmax())
@@ -380,7 +395,18 @@ def _phi_spread(ds, r):
 def _real_best(ds, r):
     if r.verdict != FAILS:
         return ""
-    return _ceiling(ds)
+    # at each rate HML-RF does not win: the winning row, with the folds' spread
+    nmi = ds["score"].sel(metric="nmi")
+    mean = nmi.mean("fold")
+    rivals = [str(x) for x in ds.row.values if not str(x).startswith("hmlrf")
+              and not np.isnan(mean.sel(row=x).values).all()]
+    parts = []
+    for x in ds.sparseness.values:
+        best = max(rivals, key=lambda row: float(mean.sel(row=row, sparseness=x)))
+        if float(mean.sel(row="hmlrf", sparseness=x)) <= float(mean.sel(row=best, sparseness=x)):
+            parts.append(f"{float(x):.0%}: " + versus("hmlrf", nmi.sel(row="hmlrf", sparseness=x).values, best,
+                                                    nmi.sel(row=best, sparseness=x).values))
+    return "; ".join(p for p in ["; ".join(parts), _ceiling(ds)] if p)
 
 
 DIAGNOSES = {

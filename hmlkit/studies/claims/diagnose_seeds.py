@@ -94,6 +94,21 @@ def _lowest_other(s):
     return "unimodal", s.drop("unimodal").idxmin()
 
 
+def _mhcrf_hidden(ds, r):
+    """Where F1 peaks among the hidden-variable counts, against the largest count, with the
+    spread over the rounds."""
+    if r.verdict != FAILS:
+        return ""
+    f = ds["f1_hidden"].mean("concept")  # (n_hidden, round)
+    mean = f.mean("round")
+    peak, last = int(mean.idxmax()), int(f["n_hidden"].values[-1])
+    if peak == last:
+        return (f"F1 is highest at the largest count tried ({last} hidden variables): "
+                + versus(f"{last}", f.sel(n_hidden=last).values, f"{int(f['n_hidden'].values[0])}",
+                         f.isel(n_hidden=0).values) + " (folds: rounds); the grid ends before any fall")
+    return versus(f"peak {peak}", f.sel(n_hidden=peak).values, f"{last}", f.sel(n_hidden=last).values) + " (folds: rounds)"
+
+
 SEED_DIAGNOSES = {
     "L-mmc": _lmmc("LMMC", ["MMC"], pv.LMMC_METRICS),
     "L-conv": _lmmc("LMMC", ["SC", "KM", "NC"], pv.LMMC_METRICS),
@@ -103,5 +118,5 @@ SEED_DIAGNOSES = {
     "G-inc": _ghf("4 sequential subsets", "adaptive (aw)", ("purity",)),
     "G-gamma": _ghf_gamma, "G-speed": _ghf_speed,
     "S-nuswide": _sfss("nuswide"), "S-corel": _sfss("corel16k"),
-    "M-best": _mhcrf(_best_other), "M-unimodal": _mhcrf(_lowest_other),
+    "M-best": _mhcrf(_best_other), "M-unimodal": _mhcrf(_lowest_other), "M-hidden": _mhcrf_hidden,
 }
