@@ -719,3 +719,17 @@ def test_misses_that_had_no_diagnosis_now_name_their_cause():
     class Miss:
         verdict = claims.FAILS
     assert DIAGNOSES["R-best"](ds, Miss()).startswith("0%: hmlrf 0.450 vs spclust_tags 0.500")
+
+
+def test_seed_study_settings_of_the_wrong_type_name_themselves():
+    from hmlkit.studies import seed_ghfart, seed_lmmc, seed_mhcrf
+
+    with pytest.raises(ValueError, match="n_seeds must be a positive integer, got True"):
+        seed_lmmc.setup(n_seeds=True)
+    with pytest.raises(ValueError, match="vigilance must be in"):
+        seed_ghfart.setup(vigilance="0.1")  # was "'<=' not supported"
+    with pytest.raises(ValueError, match="dataset must be a profile name"):
+        study.setup("table5_abstractness", datasets=5)  # was "'int' object is not iterable"
+    assert seed_mhcrf.setup(hidden_grid=3).params["hidden_grid"] == (3,)
+    with pytest.raises(ValueError, match="'corel5' is neither a named data set"):  # was found after the clustering
+        study.setup("real_corel", completion_datasets=["corel5", "corel16k"])

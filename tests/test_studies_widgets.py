@@ -47,3 +47,11 @@ def test_panel_reports_errors_without_breaking():
     assert panel.n_updates == n and "crimson" in panel.status.value
     panel.method.value = ("hmlrf", "hml")
     assert panel.error is None and panel.n_updates == n + 1
+
+
+def test_panel_settings_are_checked_where_a_notebook_run_stops_on_them():
+    # -p n_samples abc used to run "ok" under papermill, the error only in the panel's HTML
+    for kw, match in (({"n_samples": "abc"}, "n_samples must be an integer"), ({"seed": -1}, "seed must be"),
+                      ({"n_jobs": 0}, "n_jobs must be")):
+        with pytest.raises(ValueError, match=match):
+            ExplorePanel(data=toy(n=90), auto_update=False, **kw)

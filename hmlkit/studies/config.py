@@ -129,9 +129,13 @@ def setup(name, profile="quick", seed=0, results_dir="results", figures_dir="fig
     n_jobs = _check_int("n_jobs", n_jobs if n_jobs is not None else 1)
     if datasets is None:
         datasets = () if dataset is None else (dataset,)
-    elif isinstance(datasets, (str, os.PathLike)):
-        datasets = (datasets,)
+    elif isinstance(datasets, (str, os.PathLike)) or not isinstance(datasets, (list, tuple)):
+        datasets = (datasets,)  # one data set; check_dataset names what is wrong with it
     datasets = tuple(check_dataset(d) for d in datasets)
+    if extra.get("completion_datasets") is not None:  # real_corel: checked before its clustering part runs
+        comp = extra["completion_datasets"]
+        comp = (comp,) if isinstance(comp, (str, os.PathLike)) or not isinstance(comp, (list, tuple)) else comp
+        extra["completion_datasets"] = tuple(check_dataset(d) for d in comp)
     if methods is not None:
         if isinstance(methods, str):
             methods = (methods,)

@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 
+from . import paper_values as pv
 from .config import seed_setup
 
 PROFILES = {"quick": 1500, "standard": 6000, "paper": None}  # None = the full 17523-sample profile
@@ -22,9 +23,9 @@ def setup(profile="quick", seed=0, results_dir="results", figures_dir="figures",
     """Checked parameters (``n_seeds``: presentation orders / data seeds)."""
     cfg = seed_setup("seed_ghfart", PROFILES, profile, seed, results_dir, figures_dir,
                      n_seeds=n_seeds, vigilance=vigilance, n_samples=PROFILES.get(profile))
-    if not (isinstance(n_seeds, int) and n_seeds >= 1):
+    if isinstance(n_seeds, bool) or not (isinstance(n_seeds, int) and n_seeds >= 1):
         raise ValueError(f"n_seeds must be a positive integer, got {n_seeds!r}")
-    if not 0 <= vigilance <= 1:
+    if isinstance(vigilance, bool) or not isinstance(vigilance, (int, float)) or not 0 <= vigilance <= 1:
         raise ValueError(f"vigilance must be in [0, 1], got {vigilance!r}")
     return cfg
 
@@ -82,8 +83,18 @@ def run(cfg):
         for v, (model, labels) in enumerate([(aw, aw.labels_), (ew, ew.labels_), (ss, ss.labels_), (inc, inc_labels)]):
             res[v, :, s] = _scores(data.groups, labels)
             n_cl[v, s] = model.n_art_clusters_
+    # the paper's numbers beside ours: Table 2(a) purity and Rand index (GHF-ART, its
+    # semi-supervised form), Table 4 average precision (adaptive and equal weights; we measure
+    # no AP: the claims compare purity and NMI), NaN where the paper gives none
+    paper = np.full((len(VARIANTS), len(METRICS)), np.nan)
+    for v, name in (("adaptive (aw)", "GHF-ART"), ("semi-supervised (SS)", "GHF-ART(SS)")):
+        for met, val in pv.GHFART_TABLE2[name].items():
+            if met in METRICS:
+                paper[VARIANTS.index(v), METRICS.index(met)] = val
+    paper_ap = [pv.GHFART_TABLE4_AP.get(key, np.nan) for key in ("aw", "ew", None, None)]
     ds = xr.Dataset(
-        {"score": (("variant", "metric", "seed"), res), "n_clusters": (("variant", "seed"), n_cl)},
+        {"score": (("variant", "metric", "seed"), res), "n_clusters": (("variant", "seed"), n_cl),
+         "paper": (("variant", "metric"), paper), "paper_average_precision": ("variant", paper_ap)},
         coords={"variant": VARIANTS, "metric": METRICS, "seed": seed + np.arange(n_seeds)},
         attrs={"n_samples": n or 17523, "vigilance": vig, "alpha": 0.01, "beta": 0.6,
                "data": "make_synthetic('nuswide')"},

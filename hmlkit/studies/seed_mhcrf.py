@@ -311,7 +311,7 @@ def mhcrf_study_config(profile="quick", seed=0, **overrides):
     for k in ("n_samples", "n_concepts", "n_pca"):
         if cfg[k] is not None and (not isinstance(cfg[k], numbers.Integral) or cfg[k] < 1):
             raise ValueError(f"{k} must be None or a positive integer, got {cfg[k]!r}")
-    grid = tuple(cfg["hidden_grid"])
+    grid = tuple(np.atleast_1d(cfg["hidden_grid"]).tolist())  # a single count is a one-value grid
     if not grid or any(not isinstance(h, numbers.Integral) or h < 1 for h in grid):
         raise ValueError(f"hidden_grid must be a non-empty list of positive integers, got {cfg['hidden_grid']!r}")
     for h in grid + (cfg["n_hidden"],):
