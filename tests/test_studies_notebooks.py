@@ -93,14 +93,14 @@ def test_seed_studies_write_their_results_and_claims(quick_run):
         if name == "seed_lmmc":
             assert set(ds.method.values) == {"LMMC", "MMC", "SC", "KM", "NC"}
             assert ((ds.score >= 0) & (ds.score <= 100)).all()
-            assert ds["paper"].sel(method="LMMC").values.tolist() == [39.0, 28.7, 89.5, 22.1]
+            assert ds["paper"].sel({"method": "LMMC"}).values.tolist() == [39.0, 28.7, 89.5, 22.1]  # method= is sel's own
         elif name == "seed_ghfart":
             assert ds.score.sizes["variant"] == 4 and float(ds.timing_s) > 0
             assert float(ds["paper"].sel(variant="adaptive (aw)", metric="purity")) == 0.8863
             assert float(ds["paper_average_precision"].sel(variant="equal (ew)")) == 0.8629
         elif name == "seed_sfss":
             assert np.isfinite(ds["map"].values).all()
-            first = ds["paper_map"].sel(method="sfss").isel(share_index=0)  # at 1 % (NUS-WIDE) / 2 % (Corel)
+            first = ds["paper_map"].sel({"method": "sfss"}).isel(share_index=0)  # at 1 % (NUS-WIDE) / 2 % (Corel)
             assert {str(d): float(first.sel(dataset=d)) for d in ds.dataset.values} == \
                 {d: v for d, v in {"nuswide": 0.065, "corel16k": 0.090}.items() if d in ds.dataset.values}
         elif name == "seed_mhcrf":

@@ -3,28 +3,28 @@
 One affinity per modality ``W_k`` (Gaussian κ-NN graphs, as SpClust, see
 ``classic``); the aggregated affinity is ``W(v) = Σ_k v_k² W_k`` with
 weights on the simplex (``v ≥ 0, Σ v_k = 1``; squared as in the authors'
-code, so that the Laplacian and degree matrices are quadratic in ``v``). The
-objective is the sum of the normalised-cut Rayleigh quotients of the ``c``
-spectral vectors::
+code, so that the Laplacian and degree matrices are quadratic in ``v``)::
 
-    J(v, F) = Σ_j  f_jᵀ L(v) f_j / f_jᵀ D(v) f_j,
     L(v) = Σ_k v_k² L_k,  D(v) = Σ_k v_k² D_k,  L_k = D_k − W_k.
 
 AASC alternates (i) ``F`` = the ``c`` generalised eigenvectors of
 ``(L(v), D(v))`` with the smallest eigenvalues, and (ii) ``v`` minimising
-``J`` for that ``F``. For (ii) the paper derives a Lagrangian closed form per
-eigenvector; we minimise the same ``J`` over the simplex directly (scipy
-SLSQP on the K weights with the coefficients ``α_jk = f_jᵀ D_k f_j`` and
-``β_jk = f_jᵀ L_k f_j`` precomputed, so each evaluation costs O(cK)). The
-loop stops when ``v`` moves less than ``tol``; the clusters are the spectral
-clustering of ``W(v)`` (``affinity_``), ``weights_`` holds ``v``.
+``f' L(v) f`` for the first non-trivial one, f, under the constraint that keeps it
+normalised, ``f' D(v) f = 1``, on the simplex: the paper's Lagrangian solution,
+``v_k ∝ 1 / (α_k (γ_k − λ))`` with ``α_k = f' D_k f``, ``γ_k = f' L_k f / α_k`` and λ
+from the two constraints, as in the authors' code (its "1-D solution"). Without that
+constraint the quotient ``f' L(v) f / f' D(v) f`` does not change when ``v`` is scaled,
+and its minimum is always one view alone. The loop stops when ``v`` moves less than
+``tol``; the clusters are the spectral clustering of ``W(v)`` (``affinity_``),
+``weights_`` holds ``v`` and ``objective_`` the value of ``f' L(v) f`` after each step.
 """
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._validation import check_n_clusters, check_random_state_seed, check_X
@@ -46,26 +46,73 @@ def _spectral_vectors(W, c, rng):
     return U * dinv[:, None]
 
 
+def _stationary_weights(alpha, beta):
+    """The stationary points of  sum_k v_k^2 beta_k  subject to  sum_k v_k^2 alpha_k = 1  and
+    sum_k v_k = 1 (AASC's Lagrangian): v_k = mu / (alpha_k (gamma_k - lam)), gamma_k =
+    beta_k / alpha_k, mu = 1 / sum_k 1 / (alpha_k (gamma_k - lam)), with lam a root of
+    (sum_k 1 / (alpha_k (gamma_k - lam)))^2 = sum_k 1 / (alpha_k (gamma_k - lam)^2), found
+    between consecutive poles gamma_k. Returns a list of weight vectors."""
+    from scipy.optimize import brentq
+
+    gamma = beta / alpha
+    if alpha.size == 1:
+        return [np.ones(1)]
+
+    def h(lam):
+        c = 1.0 / (alpha * (gamma - lam))
+        return c.sum() ** 2 - (c * c * alpha).sum()
+
+    poles = np.unique(gamma)
+    span = max(poles[-1] - poles[0], 1.0)
+    grids = [poles[0] - span * np.logspace(-6, 6, 200)[::-1], poles[-1] + span * np.logspace(-6, 6, 200)]
+    grids += [a + (b - a) * np.linspace(1e-6, 1 - 1e-6, 400) for a, b in zip(poles[:-1], poles[1:])]
+    out = []
+    for grid in grids:
+        vals = np.array([h(x) for x in grid])
+        for i in np.flatnonzero(np.sign(vals[:-1]) * np.sign(vals[1:]) < 0):
+            lam = brentq(h, grid[i], grid[i + 1], xtol=1e-14, rtol=1e-14)
+            c = 1.0 / (alpha * (gamma - lam))
+            out.append(c / c.sum())
+    return out
+
+
 def _weights_for(F, Ds, Ls, v0):
-    """Minimise J(v) = Σ_j (Σ_k v_k² β_jk) / (Σ_k v_k² α_jk) on the simplex."""
+    """AASC's weight step (Huang, Chuang, Chen; the authors' 1-D solution): f, the first
+    non-trivial generalised eigenvector of (L(v0), D(v0)) among ``F``, scaled so that
+    f' D(v0) f = 1; the new v minimises f' L(v) f = sum_k v_k^2 beta_k over the weights that
+    keep f normalised, f' D(v) f = sum_k v_k^2 alpha_k = 1, on the simplex (v >= 0,
+    sum v = 1). The normalisation is what makes the best mix interior: the ratio
+    f' L(v) f / f' D(v) f alone is scale-free in v and always minimised at a corner, one
+    view. Candidates: the Lagrangian's stationary points on every face of the simplex
+    (:func:`_stationary_weights`) and v0 itself (feasible by construction), so the
+    objective never rises. Returns (v, f' L(v) f)."""
     alpha = np.stack([np.einsum("ij,ij->j", F, D @ F) for D in Ds], axis=1)  # (c, K)
     beta = np.stack([np.einsum("ij,ij->j", F, L @ F) for L in Ls], axis=1)
     K = len(Ds)
-    if K == 1:
-        return np.ones(1), float((beta / np.maximum(alpha, 1e-300)).sum())
-
-    def J(v):
-        u = v * v
-        return float(np.sum((beta @ u) / np.maximum(alpha @ u, 1e-300)))
-
-    res = minimize(J, v0, method="SLSQP", bounds=[(0.0, 1.0)] * K,
-                   constraints=({"type": "eq", "fun": lambda v: v.sum() - 1.0},),
-                   options={"ftol": 1e-10, "maxiter": 200})
-    v = np.clip(res.x, 0.0, None)
-    v = v / v.sum()
-    if J(v) > J(v0):  # never accept a worse point
-        v = v0
-    return v, J(v)
+    u0 = v0 * v0
+    norm = alpha @ u0
+    quotient = (beta @ u0) / np.maximum(norm, 1e-300)
+    if K == 1 or F.shape[1] < 2:  # one view, or only the trivial (constant) vector
+        j = int(np.argmin(quotient))
+        return v0, float(quotient[j])
+    j = int(np.argsort(quotient)[1])  # the smallest quotient is the trivial vector's (about 0)
+    a, b = alpha[j] / norm[j], beta[j] / norm[j]  # f scaled to f' D(v0) f = 1
+    best, best_obj = v0, float(b @ u0)
+    for size in range(1, K + 1):
+        for S in itertools.combinations(range(K), size):
+            S = list(S)
+            if (a[S] <= 0).any():
+                continue
+            for vS in _stationary_weights(a[S], b[S]):
+                v = np.zeros(K)
+                v[S] = vS
+                if v.min() < -1e-12 or abs(a @ (v * v) - 1.0) > 1e-8:
+                    continue
+                v = np.clip(v, 0.0, None)
+                obj = float(b @ (v * v))
+                if obj < best_obj - 1e-15:
+                    best, best_obj = v / v.sum(), obj
+    return best, best_obj
 
 
 class AffinityAggregationSpectralClustering(ClusterMixin, BaseEstimator):
