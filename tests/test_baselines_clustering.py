@@ -342,3 +342,53 @@ def test_cli_prints_table_rows(capsys):
     for r in rows:
         vals = [float(v) for v in r[2:7]]
         assert all(-1 <= v <= 1 for v in vals)
+
+
+def test_clustering_baselines_refuse_what_they_cannot_give():
+    """Each used to return something else without a word (issue 17's audit)."""
+    from hmlkit.baselines.cca import CCASpectralClustering, ThreeViewCCASpectralClustering
+    from hmlkit.baselines.ghfart import GHFART
+    from hmlkit.baselines.lmmc import LatentMMC
+    from hmlkit.baselines.mmc import MMC
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    # MMC: a lower size bound below one sample let clusters be empty (38 asked, 25 given)
+    for est in (MMC(38, random_state=0), LatentMMC(38, random_state=0)):
+        with pytest.raises(ValueError, match="too many for the balance constraint"):
+            est.fit(X)
+    assert len(np.unique(MMC(38, balance=(0, 1.1), max_iter=2, random_state=0).fit(X).labels_)) <= 38
+    # GHF-ART merged down to n_clusters > n with a warning only
+    with pytest.raises(ValueError, match="larger than the number of samples"):
+        GHFART(n_clusters=500, random_state=0).fit(np.abs(X), (X > 0).astype(int))
+    # CCA on a tag view that never varies: eigenvalues all 1, a chance partition
+    g = np.repeat([0, 1], 30)
+    Xb = rng.normal(size=(60, 4)) + 5 * g[:, None]
+    for est, kw in ((CCASpectralClustering(2, random_state=0), {}),
+                    (ThreeViewCCASpectralClustering(2, random_state=0), {"layers": [np.arange(2), np.arange(2, 5)]})):
+        with pytest.raises(ValueError, match="is the same for every sample"):
+            est.fit(Xb, np.zeros((60, 5)), **kw)
+
+
+def test_affinity_propagation_says_when_it_misses_the_count():
+    from hmlkit.baselines.classic import AffinityPropagationClustering
+
+    X = np.random.default_rng(1).normal(size=(150, 4))
+    X[:50] += 4
+    X[50:100] -= 4  # 5 clusters at preference -28, but the bisection's path gives 4 or 6
+    est = AffinityPropagationClustering(5, random_state=0)
+    with pytest.warns(UserWarning, match=r"found \d+ clusters, not the 5 asked"):
+        est.fit(X)
+    assert est.n_clusters_found_ != 5
+
+
+def test_detscore_cache_tells_tag_matrices_of_different_widths_apart():
+    from hmlkit.baselines.inputs import make_input
+    from hmlkit.data import TaggedData
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    Y = (rng.random((60, 3)) < 0.4).astype(int)
+    a = make_input("detscore", TaggedData(X, Y), random_state=0)
+    b = make_input("detscore", TaggedData(X, np.c_[Y, np.zeros(60, int)]), random_state=0)
+    assert a.shape == (60, 3) and b.shape == (60, 4)  # b came back (60, 3) from the cache

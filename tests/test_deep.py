@@ -97,3 +97,11 @@ def test_without_torch_clear_error(blobs, monkeypatch):
     X, Y = make_input("blm", blobs)
     with pytest.raises(DeepDependencyError, match="dccae needs PyTorch"):
         DCCAESpectralClustering(3).fit(X, Y)
+
+
+def test_dcca_refuses_the_reconstruction_weight_it_has_no_use_for():
+    from hmlkit.baselines.deep import DCCASpectralClustering
+
+    X = np.random.default_rng(0).normal(size=(30, 4))
+    with pytest.raises(ValueError, match="DCCA has no reconstruction term"):  # accepted and ignored before
+        DCCASpectralClustering(2, recon_weight=0.5).fit(X, X)

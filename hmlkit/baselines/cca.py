@@ -103,6 +103,8 @@ class CCASpectralClustering(ClusterMixin, BaseEstimator):
         self.n_neighbors = n_neighbors
         self.random_state = random_state
 
+    _view_names = ("the visual features", "the tags")
+
     def _views(self, X, Y, layers):
         return [X, Y]
 
@@ -115,6 +117,12 @@ class CCASpectralClustering(ClusterMixin, BaseEstimator):
         if self.reg < 0:
             raise ValueError(f"reg must be >= 0, got {self.reg}")
         views = self._views(X, Y, layers)
+        for i, V in enumerate(views):
+            # a constant view (no tag observed at all) has no direction to correlate: every
+            # eigenvalue is 1 and the eigenvectors an arbitrary mix (a chance partition)
+            if V.shape[0] > 1 and not np.ptp(V, axis=0).any():
+                raise ValueError(f"CCA's view {i} ({self._view_names[i]}) is the same for every sample: "
+                                 f"it has nothing to correlate with the others")
         nc = 2 * k if self.n_components is None else int(self.n_components)
         if nc < 1:
             raise ValueError(f"n_components must be positive, got {self.n_components}")
@@ -137,6 +145,7 @@ class ThreeViewCCASpectralClustering(CCASpectralClustering):
     """
 
     _n_views = 3
+    _view_names = ("the visual features", "the specific tags", "the abstract tags, layers[0]")
 
     def _views(self, X, Y, layers):
         if layers is None:

@@ -22,6 +22,8 @@ All three run scikit-learn underneath. What the paper leaves open:
 """
 from __future__ import annotations
 
+import warnings
+
 import numba as nb
 import numpy as np
 import scipy.sparse as sp
@@ -322,4 +324,7 @@ class AffinityPropagationClustering(_Clusterer):
         self.labels_ = labels.astype(np.int64)
         self.n_clusters_found_ = best[1]
         self.preference_ = best[2]
+        if best[1] != k:  # the count is not monotone in the preference: the bisection can miss k
+            warnings.warn(f"affinity propagation found {best[1]} clusters, not the {k} asked, at every "
+                          f"preference tried (n_clusters_found_)", stacklevel=2)
         return self

@@ -115,6 +115,8 @@ class DCCASpectralClustering(ClusterMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, Y, layers=None):
+        if not self._autoencoder and self.recon_weight != 1.0:  # accepted and ignored before
+            raise ValueError("recon_weight weighs DCCAE's autoencoders; DCCA has no reconstruction term")
         torch = _require_torch(self._name)
         X = check_X(X, "X", dtype=np.float64)
         Y = check_X(Y, "Y", dtype=np.float64)

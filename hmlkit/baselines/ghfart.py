@@ -56,7 +56,7 @@ from numba import njit
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import KMeans
 
-from .._validation import check_random_state_seed, check_X, check_Y
+from .._validation import InvalidParameterError, check_random_state_seed, check_X, check_Y
 
 # state vector slots: [n_clusters, gamma_v, gamma_t, sumD_v, sumD_t]
 _J, _GV, _GT, _SV, _ST = range(5)
@@ -382,6 +382,8 @@ class GHFART(ClusterMixin, BaseEstimator):
                 delattr(self, name)
         V, Y = self._prepare(X, Y, first=True)
         n, d = V.shape
+        if self.n_clusters is not None and self.n_clusters > n:  # merged down to n_clusters: it only warned
+            raise InvalidParameterError(f"n_clusters={self.n_clusters} is larger than the number of samples ({n})")
         self.n_features_in_ = d
         self.n_tags_in_ = Y.shape[1]
         self._rng = np.random.default_rng(check_random_state_seed(self.random_state))

@@ -65,7 +65,8 @@ def detection_scores_input(data, random_state=None) -> np.ndarray:
     cacheable = isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool)
     if cacheable:
         Y = data.Y.tocsr()
-        key = (_digest(data.X, Y.indptr, Y.indices), int(random_state))
+        # the tag matrix's shape too: an unused last tag column changes the scores' width
+        key = (_digest(data.X, Y.indptr, Y.indices), Y.shape, int(random_state))
         if key in _DETSCORE_CACHE:
             _DETSCORE_CACHE.move_to_end(key)
             return _DETSCORE_CACHE[key].copy()

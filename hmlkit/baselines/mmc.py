@@ -60,6 +60,12 @@ def balance_bounds(n, k, balance):
         raise ValueError(f"balance must satisfy 0 <= lower <= 1 <= upper < inf, got {balance!r}")
     L = int(np.floor(lo * n / k + 1e-9))      # tolerance: 0.9 * 50 must give 45, not 44
     U = int(np.ceil(hi * n / k - 1e-9))
+    if lo > 0 and L == 0:
+        # a lower bound below one sample would let clusters be empty: fewer clusters than
+        # asked, without a word (38 asked of 40 samples gave 25)
+        raise ValueError(f"n_clusters={k} is too many for the balance constraint: every cluster must hold at least "
+                         f"{lo:g} x n/k = {lo * n / k:.2f} samples (n={n}); use at most "
+                         f"{int(np.floor(lo * n + 1e-9))} clusters, or balance=(0, {hi:g}) to allow empty ones")
     return L, U
 
 
