@@ -56,7 +56,7 @@ _INT_PARAMS = ("n_estimators", "min_samples_leaf", "n_neighbors")
 _BOOL_PARAMS = ("hierarchy", "correlations", "bootstrap", "oob")
 
 
-def check_estimator_params(est, n_features=None):
+def check_estimator_params(est, n_features=None, features_of="X"):
     """Check the common parameters ``est`` has: positive integers (n_estimators,
     min_samples_leaf, n_neighbors, n_clusters unless None), booleans (hierarchy,
     correlations, bootstrap, oob), ``split_sample`` (None or a positive integer) and ``max_features`` ('sqrt', 'log2', None, an int
@@ -79,7 +79,7 @@ def check_estimator_params(est, n_features=None):
             check_int(mf, "max_features")
             if n_features is not None and mf > n_features:
                 raise InvalidParameterError(f"max_features={int(mf)} is larger than the number of features "
-                                            f"of X ({n_features})")
+                                            f"of {features_of} ({n_features})")
         elif (isinstance(mf, numbers.Real) and not isinstance(mf, (bool, np.bool_))
               and not isinstance(mf, numbers.Integral) and 0 < mf <= 1):
             pass

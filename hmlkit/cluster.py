@@ -8,7 +8,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from ._validation import SparseXTags, check_estimator_params, check_n_clusters, check_weight, check_X, check_Y
+from ._validation import (SparseXTags, check_estimator_params, check_n_clusters, check_random_state_seed,
+                          check_weight, check_X, check_Y)
 from .affinity import cosine_knn_graph, knn_affinity, knn_graph_from_neighbors, leaf_knn, normalized_graph
 from .forest.estimator import SPLIT_SAMPLE
 from .tokens import resolve_feature_map
@@ -61,6 +62,17 @@ def spectral_embedding_rows(W, n_components, random_state=None):
     return normalize(E)
 
 
+def int_seed(random_state):
+    """``random_state`` as the int seed the spectral step's RandomState and scikit-learn's
+    KMeans take: an int seed below 2**32 as it is (results unchanged), a Generator, a
+    RandomState or a larger int through :func:`check_random_state_seed` (each failed
+    there after the forest was grown); None stays None."""
+    if random_state is None or (isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool)
+                                and 0 <= random_state < 2**32):
+        return random_state
+    return check_random_state_seed(random_state) % 2**32
+
+
 def spectral_from_graph(W, n_clusters, random_state=None):
     """Normalised spectral clustering of a symmetric sparse graph ``W``
     (Ng, Jordan & Weiss): the ``n_clusters`` leading eigenvectors of
@@ -87,6 +99,7 @@ def spectral_from_graph(W, n_clusters, random_state=None):
     deg = np.asarray(W.sum(axis=1)).ravel()
     if (deg == 0).any():
         W = W + sp.diags((deg == 0).astype(np.float64) * 1e-8)
+    random_state = int_seed(random_state)
     seed = None if random_state is None else int(np.random.RandomState(random_state).randint(2**31 - 1))
     E = spectral_embedding_rows(W, n_clusters, seed)
     return KMeans(n_clusters, n_init=10, random_state=seed).fit_predict(E).astype(np.int64)
@@ -141,7 +154,7 @@ def _normalized_eigengap(N, k, random_state):
     n = N.shape[0]
     if k + 1 >= n or N.nnz == 0:  # no edge (e.g. no tags): no cluster structure
         return 0.0
-    v0 = np.random.default_rng(random_state).random(n)
+    v0 = np.random.default_rng(int_seed(random_state)).random(n)
     vals = np.sort(eigsh(N, k=k + 1, which="LA", return_eigenvectors=False, v0=v0))[::-1]
     return float(max(vals[k - 1] - vals[k], 0.0))
 
@@ -172,6 +185,7 @@ def cluster_forest(forest, n_clusters, n_neighbors=20, random_state=None, Y=None
     (``fuse_tag_graph``), then normalised spectral clustering.
     Returns (labels, W, a, gaps): the graph clustered, the tag weight used
     and the eigengaps behind an "auto" weight."""
+    random_state = int_seed(random_state)  # one seed for the gaps and the clustering, from any kind
     W, a, gaps = fuse_tag_graph(forest_graph(forest, n_neighbors), Y, tag_weight, n_neighbors, n_clusters,
                                 0 if random_state is None else random_state)
     return spectral_from_graph(W, n_clusters, random_state), W, a, gaps
@@ -282,11 +296,15 @@ class HMLClustering(SparseXTags, ClusterMixin, BaseEstimator):
 
     def fit(self, X, Y, layers=None):
         X = check_X(X)
-        check_estimator_params(self, n_features=X.shape[1])
+        check_estimator_params(self)
         Y = check_Y(Y, X.shape[0])
         check_n_clusters(self.n_clusters, X.shape[0])
+        check_weight(self.tag_weight, "tag_weight", auto=True)  # before the forest is grown, not after
         self.feature_map_ = resolve_feature_map(self.feature_map, X)
         Xf = X if self.feature_map_ is None else self.feature_map_.transform(X)
+        # the forest splits the mapped features: max_features is a count of those
+        check_estimator_params(self, n_features=Xf.shape[1], features_of="X" if self.feature_map_ is None else
+                               f"X through its feature map ({X.shape[1]} -> {Xf.shape[1]})")
         self.forest_ = forest_from(self, bootstrap=self.bootstrap).fit(Xf, Y, layers)
         self.n_features_in_ = X.shape[1]
         _warn_if_degenerate(X, Y, self.forest_, int(self.n_clusters))

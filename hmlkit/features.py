@@ -83,7 +83,8 @@ def _check_params(sample_steps, sample_interval):
         raise ValueError(f"sample_steps must be a positive integer, got {sample_steps!r}")
     if sample_interval is None:
         return int(sample_steps), float(_default_interval(int(sample_steps)))
-    if not np.isfinite(sample_interval) or sample_interval <= 0:
+    if (isinstance(sample_interval, bool) or not isinstance(sample_interval, (int, float, np.integer, np.floating))
+            or not np.isfinite(sample_interval) or sample_interval <= 0):
         raise ValueError(f"sample_interval must be a positive number, got {sample_interval!r}")
     return int(sample_steps), float(sample_interval)
 
@@ -213,6 +214,8 @@ class HIKFeatureMap(TransformerMixin, BaseEstimator):
 
     def transform(self, X):
         check_is_fitted(self, "sample_interval_")
+        if not sp.issparse(X):
+            X = np.asarray(X)  # a list, as fit takes
         shape = X.shape
         if len(shape) != 2 or shape[1] != self.n_features_in_:
             raise ValueError(f"X has shape {shape}; the map was fitted on {self.n_features_in_} features")

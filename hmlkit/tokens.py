@@ -95,7 +95,7 @@ def resolve_feature_map(feature_map, X):
     if isinstance(feature_map, str):
         if feature_map not in ("auto", "tokens"):
             raise ValueError(f"feature_map must be 'auto', 'tokens', None or a transformer, got {feature_map!r}")
-        if feature_map == "auto" and not is_token_matrix(X):
+        if feature_map == "auto" and (X.shape[1] < 2 or not is_token_matrix(X)):  # the map needs 2 features
             return None
         return TokenFeatureMap().fit(X)
     if not (hasattr(feature_map, "fit") and hasattr(feature_map, "transform")):

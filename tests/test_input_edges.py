@@ -320,3 +320,95 @@ def test_data_layer_bad_input_names_the_problem(tmp_path):
     np.savez(q, X=X, Y=Y, tag_layer=np.array([[0, 0, 1, 1]]))
     with pytest.raises(ValueError, match="'tag_layer' must be 1-D"):
         load_npz(q)
+
+
+# ------------------------------------------------- the core's edges (audit of stop 42)
+
+def test_brute_cosine_graph_gives_each_row_k_neighbours_even_with_duplicates():
+    from hmlkit.affinity import _brute_cosine_edges, cosine_knn_graph
+
+    # rows 0-3 are identical: scikit-learn's search for k + 1 could return two duplicates
+    # and not the row itself, and the row kept k + 1 out-edges (rows 2 and 3 here, at k = 1)
+    Z = sp.csr_matrix(np.array([[1, 0, 0]] * 4 + [[0, 1, 0], [0, 1, 1]], float))
+    rows = np.arange(6)
+    src, dst, _ = _brute_cosine_edges(Z, rows, 1)
+    assert np.bincount(src, minlength=6).tolist() == [1] * 6 and not (src == dst).any()
+    rng = np.random.default_rng(0)
+    Zr = sp.csr_matrix((rng.random((300, 15)) < 0.15).astype(float))
+    Zr = sp.vstack([Zr, Zr[:40]]).tocsr()  # 40 duplicated rows
+    rows = np.flatnonzero(np.diff(Zr.indptr) > 0)
+    src, dst, _ = _brute_cosine_edges(Zr, rows, 5)
+    assert np.bincount(src).max() <= 5 and not (src == dst).any()
+    assert (cosine_knn_graph(Z, 1, algorithm="brute").diagonal() == 0).all()
+
+
+def test_leaf_ids_beyond_int32_are_refused_not_wrapped():
+    from hmlkit.affinity import leaf_affinity, leaf_knn
+
+    L = np.array([[1], [2**32 + 1], [5]])
+    with pytest.raises(ValueError, match="beyond int32"):  # 2**32 + 1 became 1: one leaf with sample 0
+        leaf_affinity(L)
+    with pytest.raises(ValueError, match="beyond int32"):
+        leaf_knn(L, 1)
+    assert leaf_affinity(np.array([[1], [2**31 - 1], [5]], np.int64)).nnz == 3  # in range: kept
+
+
+def test_leaf_knn_checks_self_index_and_its_neighbour_count():
+    from hmlkit.affinity import leaf_knn
+
+    L = np.random.default_rng(0).integers(0, 5, (40, 6))
+    with pytest.raises(ValueError, match=r"self_index must be \(10,\) integers"):  # was read past its end
+        leaf_knn(L, 5, query_leaves=L[:10], self_index=np.arange(3))
+    with pytest.raises(ValueError, match=r"training indices in \[0, 40\)"):
+        leaf_knn(L, 5, query_leaves=L[:10], self_index=np.arange(35, 45))
+    with pytest.raises(ValueError, match="n_neighbors must be a positive integer"):
+        leaf_knn(L, 2.7)
+    idx, _ = leaf_knn(L, 5, query_leaves=L[:10], self_index=np.arange(10))
+    assert not (idx == np.arange(10)[:, None]).any()
+
+
+def test_neighbour_graph_refuses_nan_weights_and_bad_ids():
+    from hmlkit.affinity import knn_graph_from_neighbors
+
+    with pytest.raises(ValueError, match="finite weights"):  # gave an asymmetric graph
+        knn_graph_from_neighbors(np.array([[1], [0]]), np.array([[np.nan], [1.0]]), 2)
+    with pytest.raises(ValueError, match="or -1"):
+        knn_graph_from_neighbors(np.array([[-2], [0]]), np.array([[1.0], [1.0]]), 2)
+
+
+def test_clustering_takes_every_random_state_the_forest_takes_and_checks_its_map():
+    X, Y = _data(60)
+    ref = HMLClustering(2, n_estimators=5, random_state=5).fit_predict(X, Y)
+    for rs in (np.random.RandomState(0), np.random.default_rng(0), 2**40):  # TypeError / numpy's seed error
+        assert HMLClustering(2, n_estimators=5, random_state=rs).fit_predict(X, Y).shape == (60,)
+    assert np.array_equal(HMLClustering(2, n_estimators=5, random_state=5).fit_predict(X, Y), ref)
+    # one feature: "auto" leaves it as it is (the token map needs two)
+    X1 = np.zeros((30, 1), np.float32)
+    X1[:3] = 1
+    HMLClustering(2, n_estimators=5, random_state=0).fit(X1, np.eye(30, 3, dtype=np.uint8))
+    # max_features counts the features the forest splits: the token map's, and says so
+    rng = np.random.default_rng(0)
+    Xt = (rng.random((200, 50)) < 0.08).astype(np.float32)
+    Yt = (rng.random((200, 4)) < 0.3).astype(np.uint8)
+    with pytest.raises(ValueError, match=r"features of X through its feature map \(50 -> 49\)"):
+        HMLClustering(3, n_estimators=3, max_features=50, random_state=0).fit(Xt, Yt)
+    # tag_weight is checked before the forest is grown
+    with pytest.raises(ValueError, match="tag_weight"):
+        HMLClustering(2, n_estimators=5, tag_weight=2.0).fit(X, Y)
+
+
+def test_a_refit_without_bootstrap_drops_the_old_inbag_flags():
+    X, Y = _data(50)
+    f = HMLForest(n_estimators=3, bootstrap=True, random_state=0).fit(X, Y)
+    f.set_params(bootstrap=False).fit(X[:20], Y[:20])
+    assert not hasattr(f, "inbag_")  # was (50, 3) beside (20, 3) leaves
+
+
+def test_intersection_kernel_map_takes_a_list_in_transform_as_in_fit():
+    from hmlkit.features import HIKFeatureMap
+
+    X = np.abs(np.random.default_rng(0).normal(size=(5, 3)))
+    m = HIKFeatureMap().fit(X.tolist())
+    np.testing.assert_array_equal(m.transform(X.tolist()), m.transform(X))
+    with pytest.raises(ValueError, match="sample_interval must be a positive number"):
+        HIKFeatureMap(sample_interval="a").fit(X)

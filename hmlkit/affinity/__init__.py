@@ -20,6 +20,11 @@ def _check_leaves(leaves, name="leaves"):
         raise ValueError(f"{name} must be a 2-D (n_samples, n_trees) array of leaf indices, got shape {leaves.shape}")
     if not np.issubdtype(leaves.dtype, np.integer):
         raise ValueError(f"{name} must hold integer leaf indices (-1: not in that tree), got dtype {leaves.dtype}")
+    if leaves.dtype.itemsize > 4 or leaves.dtype == np.uint32:
+        lo, hi = (int(leaves.min()), int(leaves.max())) if leaves.size else (0, 0)
+        if hi > np.iinfo(np.int32).max or lo < np.iinfo(np.int32).min:  # the cast would wrap them
+            raise ValueError(f"{name} holds leaf ids in [{lo}, {hi}], beyond int32: renumber them per tree "
+                             f"(e.g. np.unique(column, return_inverse=True)), the same way for leaves and queries")
     return np.ascontiguousarray(leaves, dtype=np.int32)
 
 
@@ -114,8 +119,8 @@ def leaf_knn(leaves, n_neighbors=20, query_leaves=None, self_index=None):
     """
     leaves = _check_leaves(leaves)
     n = leaves.shape[0]
-    if int(n_neighbors) < 1:
-        raise ValueError(f"n_neighbors must be >= 1, got {n_neighbors}")
+    if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, (int, np.integer)) or n_neighbors < 1:
+        raise ValueError(f"n_neighbors must be a positive integer, got {n_neighbors!r}")
     if query_leaves is None:
         leaves = _leaf_ids(leaves)
         q, self_index = leaves, np.arange(n, dtype=np.int64)
@@ -123,8 +128,16 @@ def leaf_knn(leaves, n_neighbors=20, query_leaves=None, self_index=None):
         ql = _check_leaves(query_leaves, "query_leaves")
         leaves, q = _compact(leaves, ql)
         q[ql < 0] = -1
-        self_index = (np.full(q.shape[0], -1, np.int64) if self_index is None
-                      else np.asarray(self_index, np.int64))
+        if self_index is None:
+            self_index = np.full(q.shape[0], -1, np.int64)
+        else:  # the kernel reads it per query, unchecked
+            self_index = np.asarray(self_index)
+            if self_index.shape != (q.shape[0],) or not np.issubdtype(self_index.dtype, np.integer):
+                raise ValueError(f"self_index must be ({q.shape[0]},) integers, one per query, got shape "
+                                 f"{self_index.shape} and dtype {self_index.dtype}")
+            if self_index.size and (self_index.min() < -1 or self_index.max() >= n):
+                raise ValueError(f"self_index must hold training indices in [0, {n}) or -1 (none)")
+            self_index = self_index.astype(np.int64)
     members, offsets, _ = K.leaf_members(leaves)
     if query_leaves is None:
         from ..dask_backend import active_client, leaf_knn_rows
@@ -200,11 +213,14 @@ def knn_graph_from_neighbors(idx, w, n):
                          f"and {w.shape}")
     if not np.issubdtype(idx.dtype, np.integer):
         raise ValueError(f"idx must hold integer node indices (-1: no neighbour), got dtype {idx.dtype}")
-    if idx.shape[0] > n or (idx.size and idx.max() >= n):
-        raise ValueError(f"idx must hold node indices in [0, {n}) for at most {n} rows, got {idx.shape[0]} rows "
-                         f"and a largest index of {idx.max() if idx.size else None}")
+    if idx.shape[0] > n or (idx.size and (idx.max() >= n or idx.min() < -1)):
+        raise ValueError(f"idx must hold node indices in [0, {n}) or -1 (none) for at most {n} rows, got "
+                         f"{idx.shape[0]} rows and indices in [{idx.min() if idx.size else None}, "
+                         f"{idx.max() if idx.size else None}]")
     if w.dtype not in (np.float32, np.float64):
         w = w.astype(np.float64)
+    if not np.isfinite(w).all():  # a NaN weight gave an asymmetric graph
+        raise ValueError("w must hold finite weights")
     # the symmetric_graph of the edges i -> idx[i, a], built from the lists in place,
     # in a room of k n + nnz(S) entries whose end was scratch: its pages go back
     indptr, indices, data, nnz = G.symmetric_max_knn(idx, w, n, numba.get_num_threads())
@@ -288,8 +304,6 @@ def cosine_knn_graph(Z, n_neighbors=20, algorithm="auto", window=WINDOW):
     (256) took 17 s, keeping 96.7 % of the exact 20 best neighbours' similarity (97.2 %
     at 300,000; 99.7 % on Corel5k's tags).
     """
-    from sklearn.neighbors import NearestNeighbors
-
     if algorithm not in COSINE_ALGORITHMS:
         raise ValueError(f"algorithm must be one of {COSINE_ALGORITHMS}, got {algorithm!r}")
     if int(window) < 1:
@@ -326,13 +340,25 @@ def cosine_knn_graph(Z, n_neighbors=20, algorithm="auto", window=WINDOW):
             rows, idx, sim = _window_knn(Z, norm, kk, int(window))
         keep = idx >= 0
         return symmetric_graph(np.repeat(rows, kk)[keep.ravel()], idx[keep], sim[keep], n)
+    return symmetric_graph(*_brute_cosine_edges(Z, rows, kk), n)
+
+
+def _brute_cosine_edges(Z, rows, kk):
+    """The out-edges (src, dst, cosine) of ``rows`` of Z to their ``kk`` most cosine-similar
+    other rows, by scikit-learn's brute search for kk + 1 (itself among them). The row
+    itself is dropped, or, where a duplicate row took its place among the kk + 1, the last
+    of them: kk neighbours each (a row with duplicates used to keep kk + 1)."""
+    from sklearn.neighbors import NearestNeighbors
+
     nn = NearestNeighbors(n_neighbors=kk + 1, metric="cosine", algorithm="brute").fit(Z[rows])
     dist, idx = nn.kneighbors(Z[rows])
     sim = 1.0 - dist
+    own = idx == np.arange(len(rows))[:, None]
+    own[~own.any(axis=1), -1] = True
     src = np.repeat(rows, kk + 1)
     dst = rows[idx.ravel()]
-    keep = (src != dst) & (sim.ravel() > 1e-12)
-    return symmetric_graph(src[keep], dst[keep], sim.ravel()[keep], n)
+    keep = ~own.ravel() & (sim.ravel() > 1e-12)
+    return src[keep], dst[keep], sim.ravel()[keep]
 
 
 def normalized_graph(W, dtype=np.float64):

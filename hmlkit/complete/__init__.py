@@ -323,7 +323,7 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
 
         method = self._check_method()
         X = check_X(X)
-        check_estimator_params(self, n_features=X.shape[1])
+        check_estimator_params(self)
         Y = check_Y(Y, X.shape[0])
         check_lift_exponent(self.lift_exponent)
         if method == "GC":
@@ -331,7 +331,10 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
                 raise ValueError("method='GC' needs n_clusters (the number of global clusters)")
             check_n_clusters(self.n_clusters, X.shape[0])
         self.feature_map_ = resolve_feature_map(self.feature_map, X)
-        self.forest_ = forest_from(self, bootstrap=bool(self.oob)).fit(self._mapped(X), Y, layers)
+        Xf = self._mapped(X)
+        check_estimator_params(self, n_features=Xf.shape[1], features_of="X" if self.feature_map_ is None else
+                               f"X through its feature map ({X.shape[1]} -> {Xf.shape[1]})")
+        self.forest_ = forest_from(self, bootstrap=bool(self.oob)).fit(Xf, Y, layers)
         self.Y_ = Y
         self.n_features_in_ = X.shape[1]
         self.method_ = method

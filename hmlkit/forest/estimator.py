@@ -195,6 +195,8 @@ class HMLForest(SparseXTags, BaseEstimator):
                 self.inbag_[b, t] = True
         else:
             self.train_leaves_ = np.ascontiguousarray(np.stack([r[1] for r in results], axis=1))
+            if hasattr(self, "inbag_"):  # an earlier bootstrapped fit's, of other samples
+                del self.inbag_
         return self
 
     def _grow_local(self, X, args, states, boots, min_leaf, max_features, progress):
