@@ -32,22 +32,55 @@ def sources_digest(root):
     return h.hexdigest()
 
 
-def refresh(root=None):
+def cache_folders(root, cache_dir=None):
+    """Where numba caches the kernels of the package at ``root``: the ``__pycache__`` of each
+    of its folders, or, with ``NUMBA_CACHE_DIR`` (``cache_dir``) set, the folder numba names
+    after each source folder inside it (its ``<folder name>_<sha1 of the folder's absolute
+    path>``, numba's ``_CacheLocator.get_suitable_cache_subpath``)."""
+    root = Path(root)
+    folders = sorted({f.parent for f in root.rglob("*.py")})
+    if not cache_dir:
+        return [d / "__pycache__" for d in folders]
+    out = []
+    for d in folders:
+        path = os.path.abspath(d)
+        out.append(Path(cache_dir) / f"{os.path.split(path)[-1]}_{hashlib.sha1(path.encode()).hexdigest()}")
+    return out
+
+
+def refresh(root=None, cache_dir=None):
     """Remove the package's numba cache files (``*.nbi``, ``*.nbc``) when the sources
-    differ from those of the last call; returns the number removed. A package folder
-    that cannot be written (numba then caches elsewhere, or not at all) is left alone."""
+    differ from those the cache was built from; returns the number removed. The cache is
+    the package's own folders, or those of ``cache_dir`` (default numba's
+    ``NUMBA_CACHE_DIR``), each with its own stamp. A cache that cannot be written
+    (numba then caches elsewhere, or not at all) is left alone.
+
+    Not covered: a process that imported the package before its sources changed and
+    compiles a kernel for the first time after a newer process refreshed the cache
+    saves code built from the old sources, which the stamp then vouches for; restart
+    long-lived kernels and Dask workers after an update (or ``python -m hmlkit.warm``
+    after removing the cache)."""
     root = Path(root or Path(__file__).parent)
-    stamp = root / "__pycache__" / STAMP
+    if cache_dir is None:
+        cache_dir = os.environ.get("NUMBA_CACHE_DIR") or None
+    if cache_dir:
+        tag = hashlib.sha1(os.path.abspath(root).encode()).hexdigest()[:12]
+        stamp = Path(cache_dir) / f"{root.name}_{tag}.{STAMP}"
+    else:
+        stamp = root / "__pycache__" / STAMP
     try:
         digest = sources_digest(root)
         if stamp.is_file() and stamp.read_text().strip() == digest:
             return 0
         removed = 0
-        for pattern in ("*.nbi", "*.nbc"):
-            for f in root.rglob(pattern):
-                f.unlink(missing_ok=True)
-                removed += 1
-        stamp.parent.mkdir(exist_ok=True)
+        for folder in cache_folders(root, cache_dir):
+            if not folder.is_dir():
+                continue
+            for pattern in ("*.nbi", "*.nbc"):
+                for f in folder.glob(pattern):
+                    f.unlink(missing_ok=True)
+                    removed += 1
+        stamp.parent.mkdir(parents=True, exist_ok=True)
         tmp = stamp.with_name(f"{STAMP}.{os.getpid()}.tmp")
         tmp.write_text(digest)
         os.replace(tmp, stamp)  # atomic: a concurrent import reads the old stamp or the new

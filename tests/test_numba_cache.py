@@ -71,3 +71,34 @@ def test_warm_calls_a_kernel_of_every_module_that_has_them():
         assert kernels and any(f.signatures for f in kernels), name
     with pytest.raises(ValueError, match="unknown part"):
         compile_kernels(("forest", "spectral"))
+
+
+def test_a_cache_in_numba_cache_dir_is_refreshed_too(tmp_path):
+    """With NUMBA_CACHE_DIR set numba caches outside the package, where the refresh did not
+    look: a kernel kept inlining its callee's old code (3 after the callee said 4)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    from hmlkit._numba_cache import cache_folders
+
+    pkg, cache = tmp_path / "pk", tmp_path / "nc"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "b.py").write_text("import numba\n@numba.njit(cache=True)\ndef callee():\n    return 3\n")
+    (pkg / "a.py").write_text("import numba\nfrom .b import callee\n@numba.njit(cache=True)\ndef k():\n"
+                              "    return callee()\n")
+    run = textwrap.dedent(f"""
+        import sys; sys.path.insert(0, {str(tmp_path)!r})
+        from hmlkit._numba_cache import refresh
+        refresh({str(pkg)!r})
+        from pk.a import k
+        print(k())
+    """)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    out = lambda: subprocess.run([sys.executable, "-c", run], env=env, capture_output=True, text=True,  # noqa: E731
+                                 check=True).stdout.strip()
+    assert out() == "3"
+    assert any(any(f.glob("a.k-*.nbi")) for f in cache_folders(pkg, cache) if f.is_dir())
+    (pkg / "b.py").write_text("import numba\n@numba.njit(cache=True)\ndef callee():\n    return 4\n")
+    assert out() == "4"
