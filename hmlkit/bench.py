@@ -146,7 +146,10 @@ def _run_part(name, args, peer_set=None):
            "--peer-repeats", str(args.peer_repeats)]
     if peer_set is not None:
         cmd += ["--peer-sets", peer_set]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=os.environ.copy())
+    out = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
+    if out.returncode:  # the child's own message, not only its exit status
+        raise RuntimeError(f"bench part {name!r} failed (exit status {out.returncode}):\n"
+                           + "\n".join(out.stderr.strip().splitlines()[-15:]))
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -360,6 +363,14 @@ def main(argv=None):
     parts = [s.strip() for s in args.parts.split(",") if s.strip()]
     try:
         _check_parts(parts)
+        from .bench_peers import DATASETS
+
+        for name in ("trees", "sklearn_trees", "peer_repeats"):
+            if getattr(args, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be a positive integer, got {getattr(args, name)}")
+        unknown = [s.strip() for s in (args.peer_sets or "").split(",") if s.strip() and s.strip() not in DATASETS]
+        if unknown:
+            raise ValueError(f"unknown --peer-sets {unknown}; choose from {', '.join(DATASETS)}")
     except ValueError as exc:
         p.error(str(exc))
     print(f"hmlkit benchmark on {os.cpu_count()} core(s); numba threads: {os.environ.get('NUMBA_NUM_THREADS', 'all')}")

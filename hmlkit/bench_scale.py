@@ -40,7 +40,8 @@ k-NN) on a ``dask.distributed.LocalCluster`` of W single-threaded worker process
 again (NaN). Its peak memory adds the workers' peaks to the main process's.
 
 Growth exponents are the slopes of log(time) against log(n) between consecutive sizes
-(and over the last two sizes for the figure the issue sets its targets on).
+(and, in the printed table, from the first size to the last). The tag sweep's features
+are 512-d at every vocabulary size.
 """
 from __future__ import annotations
 
@@ -167,6 +168,20 @@ def measure(n, trees=100, n_tags=None, n_features=None, n_clusters=30, n_neighbo
     return out
 
 
+def _sizes(parser, option, text):
+    """Comma-separated positive, distinct integers (a repeated size made a growth exponent
+    divide by log 1, after the whole sweep had run)."""
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        parser.error(f"{option} must be comma-separated integers, got {text!r}")
+    if any(v < 1 for v in values):
+        parser.error(f"{option} must be positive, got {text!r}")
+    if len(set(values)) < len(values):
+        parser.error(f"{option} names a size twice: {text!r}")
+    return values
+
+
 def _run_one(n, trees, n_tags=None, n_features=None, dask_workers=0, repeat=()):
     cmd = [sys.executable, "-m", "hmlkit.bench_scale", "--_one", str(n), "--trees", str(trees)]
     if repeat:
@@ -177,7 +192,10 @@ def _run_one(n, trees, n_tags=None, n_features=None, dask_workers=0, repeat=()):
         cmd += ["--_features", str(n_features)]
     if dask_workers:
         cmd += ["--dask", str(dask_workers)]
-    res = subprocess.run(cmd, check=True, capture_output=True, text=True, env=os.environ.copy())
+    res = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
+    if res.returncode:  # the child's own message, not only its exit status
+        raise RuntimeError(f"the measurement at n={n:,} failed (exit status {res.returncode}):\n"
+                           + "\n".join(res.stderr.strip().splitlines()[-15:]))
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
@@ -390,16 +408,21 @@ def main(argv=None):
         print(json.dumps(measure(args._one, args.trees, n_tags=args._tags, n_features=args._features,
                                  dask_workers=args.dask, repeat=tuple(s for s in args._repeat.split(",") if s))))
         return 0
-    ns = [int(v) for v in args.n.split(",") if v.strip()]
-    tags = [int(v) for v in args.tags.split(",") if v.strip()]
+    ns, tags = _sizes(p, "--n", args.n), _sizes(p, "--tags", args.tags)
+    if not ns:
+        p.error("--n must list at least one sample count")  # the tables and exponents are by n
+    for name, value, low in (("--trees", args.trees, 1), ("--tags-n", args.tags_n, 2), ("--dask", args.dask, 0),
+                             ("--features", args.features, 1)):
+        if value is not None and value < low:
+            p.error(f"{name} must be at least {low}, got {value}")
     ds = to_dataset(run(ns, args.trees, tags or None, args.tags_n, dask_workers=args.dask, n_features=args.features))
-    for line in format_table(ds):
-        print(line)
-    # a 1M sweep takes a quarter of an hour: its results are worth keeping
+    # a 1M sweep takes a quarter of an hour: its results are written before anything else can fail
     if args.out:
         from .studies.saving import write_dataset_atomic
 
         print(f"results: {write_dataset_atomic(ds, args.out)}")
+    for line in format_table(ds):
+        print(line)
     if args.figure:
         import matplotlib.pyplot as plt
 

@@ -24,6 +24,8 @@ def main(argv=None):
     p.add_argument("--trees", type=int, default=300)
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
+    if a.trees < 1 or a.seed < 0:  # before the baselines run, not after
+        p.error(f"--trees must be positive and --seed non-negative, got {a.trees} and {a.seed}")
     D = make_synthetic("trecvid", random_state=a.seed)
     print(D)
     rows = []

@@ -87,8 +87,12 @@ def main(argv=None):
     """``python -m hmlkit.warm [part ...]``: the given parts (default all), in this process."""
     import sys
 
+    parts = tuple(sys.argv[1:] if argv is None else argv) or PARTS
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown:
+        sys.exit(f"python -m hmlkit.warm: unknown part(s) {unknown}; choose among {', '.join(PARTS)}")
     t = time.perf_counter()
-    compile_kernels(tuple(sys.argv[1:] if argv is None else argv) or PARTS, log=print)
+    compile_kernels(parts, log=print)
     print(f"Numba kernels compiled or loaded in {time.perf_counter() - t:.1f} s")
 
 

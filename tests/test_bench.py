@@ -254,3 +254,34 @@ def test_a_repeated_stage_is_not_timed_releasing_its_previous_result():
 
     _, best, timings, first = bench_scale.best_time(SlowToRelease, always=True)
     assert timings == bench_scale.REPEATS and first >= 0.05 > best
+
+
+@pytest.mark.parametrize("argv, msg", [(["--n", "1000,1000"], "names a size twice"),
+                                       (["--n", "abc"], "comma-separated integers"),
+                                       (["--n", "0"], "must be positive"),
+                                       (["--n", ","], "at least one sample count"),
+                                       (["--n", "100", "--tags", "100,100"], "names a size twice"),
+                                       (["--n", "100", "--trees", "0"], "--trees must be at least 1"),
+                                       (["--n", "100", "--features", "0"], "--features must be at least 1"),
+                                       (["--n", "100", "--dask", "-1"], "--dask must be at least 0")])
+def test_scale_command_line_refuses_bad_sizes_before_running(argv, msg, monkeypatch, capsys):
+    """A repeated size divided a growth exponent by log 1 after the whole sweep had run, and
+    lost it; the others were tracebacks, or a child's bare exit status."""
+    monkeypatch.setattr(bench_scale, "_run_one", lambda *a, **k: pytest.fail("a measurement started"))
+    with pytest.raises(SystemExit) as exc:
+        bench_scale.main(argv)
+    assert exc.value.code == 2 and msg in capsys.readouterr().err
+
+
+def test_a_failed_measurement_says_why():
+    with pytest.raises(RuntimeError, match=r"(?s)n=500 failed.*n_features"):
+        bench_scale._run_one(500, 2, n_features=-3)
+
+
+@pytest.mark.parametrize("argv, msg", [(["--trees", "0"], "--trees must be a positive integer"),
+                                       (["--peer-repeats", "0"], "--peer-repeats must be a positive integer"),
+                                       (["--peer-sets", "bogus"], "unknown --peer-sets")])
+def test_bench_command_line_refuses_bad_options(argv, msg, capsys):
+    with pytest.raises(SystemExit) as exc:
+        bench.main(argv)
+    assert exc.value.code == 2 and msg in capsys.readouterr().err

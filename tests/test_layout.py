@@ -81,3 +81,18 @@ def test_seed_notebooks_save_and_judge_like_the_paper_ones():
         if path.stem.startswith(("seed_", "table", "fig", "real_")):
             src = [c.source for c in nbformat.read(str(path), as_version=4).cells if c.cell_type == "code"]
             assert "study.save(ds, fig, cfg)" in src and "study.show_claims(ds, cfg.name)" in src, path.name
+
+
+def test_environment_yml_lists_what_pyproject_installs():
+    """environment.yml says it mirrors pyproject.toml (core + studies + test + dask extras):
+    a package the studies import (psutil) was missing from it."""
+    import tomllib
+
+    proj = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    want = list(proj["dependencies"])
+    for extra in ("studies", "test", "dask"):
+        want += proj["optional-dependencies"][extra]
+    listed = [line.strip()[2:].strip() for line in (ROOT / "environment.yml").read_text().splitlines()
+              if line.strip().startswith("- ") and line.startswith("      ")]
+    name = lambda req: re.split(r"[<>=\[ ]", req, maxsplit=1)[0].lower()  # noqa: E731
+    assert sorted({name(r) for r in want}) == sorted({name(r) for r in listed if r != "-e ."})
