@@ -27,6 +27,7 @@ from __future__ import annotations
 import threading
 import uuid
 
+import numba
 import numpy as np
 
 
@@ -90,6 +91,31 @@ def place(client, *arrays):
     return {w: client.scatter([payload], workers=[w], hash=False)[0] for w in sorted(client.nthreads())}
 
 
+@numba.njit(parallel=True, cache=True)
+def _parallel_sum(n):
+    s = 0
+    for i in numba.prange(n):
+        s += i
+    return s
+
+
+def _threading_layer(dask_worker=None):
+    """The numba threading layer of this process (a tiny parallel call starts one if none ran)."""
+    _parallel_sum(4)
+    return numba.threading_layer()
+
+
+def _concurrent_tasks(client, workers):
+    """How many calls each worker may run at once: its thread count, plus one to hide the
+    round trip, or one at a time where numba's threading layer is "workqueue" (no TBB or
+    OpenMP, e.g. a pip install on macOS), which aborts the process when two threads enter
+    parallel code at once (a worker with several threads died, and the fit with it)."""
+    nthreads = client.nthreads()
+    multi = [w for w in workers if nthreads.get(w, 1) > 1]
+    layers = client.run(_threading_layer, workers=multi) if multi else {}
+    return {w: 1 if layers.get(w) == "workqueue" else nthreads.get(w, 1) + 1 for w in workers}
+
+
 def map_pinned(client, placed, fn, n_calls, args=None, name="hmlkit", progress=None):
     """``[fn(placed copy, *args(w, i)) for i in range(n_calls)]`` on the workers of ``placed``
     (from :func:`place`), results in call order, each released as soon as it arrives.
@@ -102,7 +128,6 @@ def map_pinned(client, placed, fn, n_calls, args=None, name="hmlkit", progress=N
     from distributed import as_completed
 
     token = uuid.uuid4().hex[:12]
-    nthreads = client.nthreads()
     workers = list(placed)
     if not workers:
         raise RuntimeError("the Dask cluster has no workers")
@@ -119,13 +144,15 @@ def map_pinned(client, placed, fn, n_calls, args=None, name="hmlkit", progress=N
         live[fut.key] = (i, w, fut)
         return fut
 
-    slots = {w: nthreads.get(w, 1) + 1 for w in workers}  # the +1 hides the round trip
+    slots = _concurrent_tasks(client, workers)
     first = [submit(w) for r in range(max(slots.values())) for w in workers
              if r < slots[w] and next_call < n_calls]
     try:
         queue = as_completed(first, with_results=True)
         for fut, result in queue:
             i, w, _ = live.pop(fut.key)
+            if fut.status != "finished" and client.status != "running":
+                raise RuntimeError("the Dask client was closed during the run")
             if fut.status != "finished":  # as_completed yields a cancelled task's error, not raises it
                 raise RuntimeError(f"Dask task {fut.key} was {fut.status}: a worker left the cluster during the "
                                    f"run, and the copy of the data it held cannot be recomputed; run it again")
@@ -136,7 +163,8 @@ def map_pinned(client, placed, fn, n_calls, args=None, name="hmlkit", progress=N
             if next_call < n_calls:
                 queue.add(submit(w))
     finally:
-        client.cancel([f for _, _, f in live.values()])
+        if client.status == "running":  # a closed client cannot cancel, and its error hid the cause
+            client.cancel([f for _, _, f in live.values()])
     return out
 
 

@@ -124,3 +124,28 @@ def test_a_worker_lost_mid_run_fails_the_run_by_name():
                                            workers=[victim])).start()
         with pytest.raises(RuntimeError, match="worker left the cluster"):
             map_pinned(c, placed, _slow, 40, args=lambda w, i: (i,))
+
+
+def test_workers_with_several_threads_run_one_call_at_a_time_under_the_workqueue_layer(monkeypatch, data):
+    """numba's "workqueue" layer (no TBB or OpenMP) aborts a process when two threads enter
+    parallel code at once: a worker with 2 threads died, and the fit with it."""
+    import dask
+
+    monkeypatch.setenv("NUMBA_THREADING_LAYER", "workqueue")  # inherited by the worker processes
+    local = HMLForest(n_estimators=6, random_state=2, n_jobs=1).fit(data.X, data.Y, data.layers)
+    with dask.config.set(FAST_AMM):
+        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
+                                           dashboard_address=None)
+    try:
+        with distributed.Client(cluster) as c:
+            from hmlkit.dask_backend import _concurrent_tasks, _threading_layer
+
+            assert set(c.run(_threading_layer).values()) == {"workqueue"}
+            assert list(_concurrent_tasks(c, list(c.nthreads())).values()) == [1]
+            with parallel_config(backend="dask"):
+                remote = HMLForest(n_estimators=6, random_state=2).fit(data.X, data.Y, data.layers)
+                idx, _ = leaf_knn(remote.train_leaves_, 5)  # the parallel kernel two threads entered at once
+    finally:
+        cluster.close()
+    np.testing.assert_array_equal(remote.train_leaves_, local.train_leaves_)
+    np.testing.assert_array_equal(idx, leaf_knn(local.train_leaves_, 5)[0])
