@@ -733,3 +733,19 @@ def test_seed_study_settings_of_the_wrong_type_name_themselves():
     assert seed_mhcrf.setup(hidden_grid=3).params["hidden_grid"] == (3,)
     with pytest.raises(ValueError, match="'corel5' is neither a named data set"):  # was found after the clustering
         study.setup("real_corel", completion_datasets=["corel5", "corel16k"])
+
+
+def test_the_ln_recall_miss_names_ln_against_the_winner():
+    """T6-ln-ar1's diagnosis compared the winner with itself ("hmlrf_am 0.132 vs hmlrf_am
+    0.132"): the claim is about LN."""
+    rows = ["hmlrf_am", "hmlrf_ln", "hmlrf_gc", "lsr"]
+    sc = np.zeros((1, 4, 2, 5, 2))
+    sc[0, :, 1, 0] = [[0.132, 0.131], [0.129, 0.128], [0.10, 0.10], [0.05, 0.05]]  # AR@1
+    ds = xr.Dataset({"score": (("dataset", "row", "measure", "N", "fold"), sc),
+                     "status": (("dataset", "row"), np.full((1, 4), "measured")),
+                     "reason": (("dataset", "row"), np.full((1, 4), ""))},
+                    coords={"dataset": ["trecvid"], "row": rows, "measure": ["AP", "AR"], "N": [1, 2, 3, 4, 5],
+                            "fold": [0, 1]})
+    res = {r.id: r for r in claims.evaluate("table6_8_completion", ds)}
+    assert res["T6-ln-ar1"].verdict == claims.FAILS
+    assert res["T6-ln-ar1"].diagnosis.startswith("AR@1: hmlrf_ln 0.129 vs hmlrf_am 0.132")

@@ -422,7 +422,7 @@ DIAGNOSES = {
     "F8-tau": _tau, "F8-converge": _tau, "F8-phi1": _phi1,
     "T4-more": _depth, "T4-saturate": _depth,
     "T5-trecvid": _abstractness("trecvid"), "T5-nuswide": _abstractness("nuswide"),
-    "T6-best": _completion_winner("trecvid", "AP", 1), "T6-ln-ar1": _completion_winner("trecvid", "AR", 1),
+    "T6-best": _completion_winner("trecvid", "AP", 1), "T6-ln-ar1": _completion_winner("trecvid", "AR", 1, "hmlrf_ln"),
     "T8-am": _completion_winner("nuswide", "AP", 1, "hmlrf_am"),
     "T6-gc-ln": _completion_pairs("trecvid", "hmlrf_gc", "hmlrf_ln", "AP", (2, 3, 4, 5)),
     "T8-ln-gc": _completion_pairs("nuswide", "hmlrf_ln", "hmlrf_gc", "AP", (1, 2, 3, 4, 5)),
