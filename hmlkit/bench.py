@@ -146,9 +146,15 @@ def _run_part(name, args, peer_set=None):
            "--peer-repeats", str(args.peer_repeats)]
     if peer_set is not None:
         cmd += ["--peer-sets", peer_set]
+    return run_child(cmd, f"bench part {name!r}")
+
+
+def run_child(cmd, what):
+    """Run a benchmark's child interpreter; its result is the JSON of its last printed
+    line. A failure is raised with the child's own message, not only its exit status."""
     out = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
-    if out.returncode:  # the child's own message, not only its exit status
-        raise RuntimeError(f"bench part {name!r} failed (exit status {out.returncode}):\n"
+    if out.returncode:
+        raise RuntimeError(f"{what} failed (exit status {out.returncode}):\n"
                            + "\n".join(out.stderr.strip().splitlines()[-15:]))
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -207,6 +213,22 @@ def _check_parts(parts):
         raise ValueError(f"unknown bench part(s) {unknown}; choose from {sorted(PARTS)}")
 
 
+def _check_options(parts, trees, sklearn_trees, peer_repeats, peer_sets, flags=False):
+    """The checks ``run`` and the command line share; ``flags``: name the options as the
+    command line spells them (``--peer-repeats``)."""
+    from .bench_peers import DATASETS
+
+    _check_parts(parts)
+    for name, v in (("trees", trees), ("sklearn_trees", sklearn_trees), ("peer_repeats", peer_repeats)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            label = "--" + name.replace("_", "-") if flags else name
+            raise ValueError(f"{label} must be a positive integer, got {v!r}")
+    unknown = [s for s in peer_sets or () if s not in DATASETS]
+    if unknown:
+        raise ValueError(f"unknown {'--peer-sets' if flags else 'peer data set(s)'} {unknown}; "
+                         f"choose from {', '.join(DATASETS)}")
+
+
 def run(parts=DEFAULT_PARTS, trees=1000, sklearn_trees=1000, nuswide_samples=None, peer_sets=None,
         peer_trees=None, peer_samples=None, peer_repeats=3, progress=print, scale_ns=SCALE_NS, scale_trees=100,
         scale_tags=None, scale_tags_n=30_000, scale_dask=0, scale_features=None):
@@ -224,16 +246,10 @@ def run(parts=DEFAULT_PARTS, trees=1000, sklearn_trees=1000, nuswide_samples=Non
     from .bench_peers import DATASETS
 
     parts = [parts] if isinstance(parts, str) else list(parts)
-    _check_parts(parts)
-    for name, v in (("trees", trees), ("sklearn_trees", sklearn_trees), ("peer_repeats", peer_repeats)):
-        if not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be a positive int, got {v!r}")
     if peer_sets is None:
         peer_sets = list(DATASETS)
     peer_sets = [peer_sets] if isinstance(peer_sets, str) else list(peer_sets)
-    unknown = [s for s in peer_sets if s not in DATASETS]
-    if unknown:
-        raise ValueError(f"unknown peer data set(s) {unknown}; choose from {sorted(DATASETS)}")
+    _check_options(parts, trees, sklearn_trees, peer_repeats, peer_sets)
     args = argparse.Namespace(trees=trees, sklearn_trees=sklearn_trees, nuswide_samples=nuswide_samples,
                               peer_trees=peer_trees, peer_samples=peer_samples, peer_repeats=peer_repeats)
     out = {}
@@ -361,20 +377,12 @@ def main(argv=None):
         print(json.dumps(res))
         return 0
     parts = [s.strip() for s in args.parts.split(",") if s.strip()]
+    peer_sets = None if args.peer_sets is None else [s.strip() for s in args.peer_sets.split(",") if s.strip()]
     try:
-        _check_parts(parts)
-        from .bench_peers import DATASETS
-
-        for name in ("trees", "sklearn_trees", "peer_repeats"):
-            if getattr(args, name) < 1:
-                raise ValueError(f"--{name.replace('_', '-')} must be a positive integer, got {getattr(args, name)}")
-        unknown = [s.strip() for s in (args.peer_sets or "").split(",") if s.strip() and s.strip() not in DATASETS]
-        if unknown:
-            raise ValueError(f"unknown --peer-sets {unknown}; choose from {', '.join(DATASETS)}")
+        _check_options(parts, args.trees, args.sklearn_trees, args.peer_repeats, peer_sets, flags=True)
     except ValueError as exc:
         p.error(str(exc))
     print(f"hmlkit benchmark on {os.cpu_count()} core(s); numba threads: {os.environ.get('NUMBA_NUM_THREADS', 'all')}")
-    peer_sets = None if args.peer_sets is None else [s.strip() for s in args.peer_sets.split(",") if s.strip()]
     for name in parts:
         if name == "scale":
             from . import bench_scale

@@ -49,7 +49,6 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import sys
 import time
 
@@ -192,11 +191,9 @@ def _run_one(n, trees, n_tags=None, n_features=None, dask_workers=0, repeat=()):
         cmd += ["--_features", str(n_features)]
     if dask_workers:
         cmd += ["--dask", str(dask_workers)]
-    res = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
-    if res.returncode:  # the child's own message, not only its exit status
-        raise RuntimeError(f"the measurement at n={n:,} failed (exit status {res.returncode}):\n"
-                           + "\n".join(res.stderr.strip().splitlines()[-15:]))
-    return json.loads(res.stdout.strip().splitlines()[-1])
+    from .bench import run_child
+
+    return run_child(cmd, f"the measurement at n={n:,}")
 
 
 def _summary(r):

@@ -302,9 +302,9 @@ class HMLClustering(SparseXTags, ClusterMixin, BaseEstimator):
         check_weight(self.tag_weight, "tag_weight", auto=True)  # before the forest is grown, not after
         self.feature_map_ = resolve_feature_map(self.feature_map, X)
         Xf = X if self.feature_map_ is None else self.feature_map_.transform(X)
-        # the forest splits the mapped features: max_features is a count of those
-        check_estimator_params(self, n_features=Xf.shape[1], features_of="X" if self.feature_map_ is None else
-                               f"X through its feature map ({X.shape[1]} -> {Xf.shape[1]})")
+        if self.feature_map_ is not None:  # max_features counts the mapped features the forest splits
+            check_estimator_params(self, n_features=Xf.shape[1],
+                                   features_of=f"X through its feature map ({X.shape[1]} -> {Xf.shape[1]})")
         self.forest_ = forest_from(self, bootstrap=self.bootstrap).fit(Xf, Y, layers)
         self.n_features_in_ = X.shape[1]
         _warn_if_degenerate(X, Y, self.forest_, int(self.n_clusters))

@@ -15,12 +15,16 @@ import time
 PARTS = ("forest", "clustering", "completion", "cosine", "baselines")
 
 
-def compile_kernels(parts=PARTS, log=None):
-    """Call the Numba kernels of each of ``parts`` (all by default: every kernel) once on
-    a tiny problem; returns {part: seconds}."""
+def check_parts(parts):
     unknown = [p for p in parts if p not in PARTS]
     if unknown:
         raise ValueError(f"unknown part(s) {unknown}; choose among {', '.join(PARTS)}")
+
+
+def compile_kernels(parts=PARTS, log=None):
+    """Call the Numba kernels of each of ``parts`` (all by default: every kernel) once on
+    a tiny problem; returns {part: seconds}."""
+    check_parts(parts)
     import numpy as np
     import scipy.sparse as sp
 
@@ -88,9 +92,10 @@ def main(argv=None):
     import sys
 
     parts = tuple(sys.argv[1:] if argv is None else argv) or PARTS
-    unknown = [p for p in parts if p not in PARTS]
-    if unknown:
-        sys.exit(f"python -m hmlkit.warm: unknown part(s) {unknown}; choose among {', '.join(PARTS)}")
+    try:
+        check_parts(parts)
+    except ValueError as exc:
+        sys.exit(f"python -m hmlkit.warm: {exc}")
     t = time.perf_counter()
     compile_kernels(parts, log=print)
     print(f"Numba kernels compiled or loaded in {time.perf_counter() - t:.1f} s")

@@ -41,14 +41,14 @@ class ExplorePanel:
                  n_estimators=20, min_samples_leaf=3, n_jobs=1, data=None):
         import ipywidgets as W
 
-        from .studies.config import _check_int
+        from ._validation import check_int
 
         self.given_data = data  # a TaggedData with groups replaces the profile/dataset choice
         # the panel's own settings are checked here, where a notebook run stops on them; a
         # mistake made with a control later is shown in the panel, which stays usable
-        self.seed = _check_int("seed", seed, low=0)
-        self.n_samples = None if n_samples is None else _check_int("n_samples", n_samples, low=2)
-        self.n_jobs = _check_int("n_jobs", n_jobs)
+        self.seed = check_int(seed, "seed", min_val=0)
+        self.n_samples = None if n_samples is None else check_int(n_samples, "n_samples", min_val=2)
+        self.n_jobs = check_int(n_jobs, "n_jobs")
         self._data_cache = {}
         self.history = []
         self.scores = None

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._pages import release_after
-from .._validation import unshared
+from .._validation import check_int, unshared
 from . import _graph as G
 from . import _kernels as K
 
@@ -119,8 +119,7 @@ def leaf_knn(leaves, n_neighbors=20, query_leaves=None, self_index=None):
     """
     leaves = _check_leaves(leaves)
     n = leaves.shape[0]
-    if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, (int, np.integer)) or n_neighbors < 1:
-        raise ValueError(f"n_neighbors must be a positive integer, got {n_neighbors!r}")
+    n_neighbors = check_int(n_neighbors, "n_neighbors")
     if query_leaves is None:
         leaves = _leaf_ids(leaves)
         q, self_index = leaves, np.arange(n, dtype=np.int64)
@@ -144,8 +143,8 @@ def leaf_knn(leaves, n_neighbors=20, query_leaves=None, self_index=None):
 
         client = active_client()
         if client is not None:  # row blocks on the workers of joblib's dask backend
-            return leaf_knn_rows(client, leaves, members, offsets, int(n_neighbors))
-    return K.knn_rows(q, members, offsets, n, self_index, int(n_neighbors), K.chunk_bounds(q.shape[0]))
+            return leaf_knn_rows(client, leaves, members, offsets, n_neighbors)
+    return K.knn_rows(q, members, offsets, n, self_index, n_neighbors, K.chunk_bounds(q.shape[0]))
 
 
 def knn_affinity(A, n_neighbors=20):

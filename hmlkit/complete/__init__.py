@@ -332,8 +332,9 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
             check_n_clusters(self.n_clusters, X.shape[0])
         self.feature_map_ = resolve_feature_map(self.feature_map, X)
         Xf = self._mapped(X)
-        check_estimator_params(self, n_features=Xf.shape[1], features_of="X" if self.feature_map_ is None else
-                               f"X through its feature map ({X.shape[1]} -> {Xf.shape[1]})")
+        if self.feature_map_ is not None:  # max_features counts the mapped features the forest splits
+            check_estimator_params(self, n_features=Xf.shape[1],
+                                   features_of=f"X through its feature map ({X.shape[1]} -> {Xf.shape[1]})")
         self.forest_ = forest_from(self, bootstrap=bool(self.oob)).fit(Xf, Y, layers)
         self.Y_ = Y
         self.n_features_in_ = X.shape[1]

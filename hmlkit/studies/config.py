@@ -109,6 +109,14 @@ def check_dataset(dataset):
     return str(path)
 
 
+def check_datasets(datasets):
+    """One data set or a list of them, each through :func:`check_dataset`, as a tuple (a
+    single one that is neither a name nor a path is named by ``check_dataset``)."""
+    if isinstance(datasets, (str, os.PathLike)) or not isinstance(datasets, (list, tuple)):
+        datasets = (datasets,)
+    return tuple(check_dataset(d) for d in datasets)
+
+
 def setup(name, profile="quick", seed=0, results_dir="results", figures_dir="figures", *,
           dataset=None, datasets=None, methods=None, folds=None, n_estimators=None,
           min_samples_leaf=None, n_jobs=1, allowed_methods=None, **extra):
@@ -129,13 +137,9 @@ def setup(name, profile="quick", seed=0, results_dir="results", figures_dir="fig
     n_jobs = _check_int("n_jobs", n_jobs if n_jobs is not None else 1)
     if datasets is None:
         datasets = () if dataset is None else (dataset,)
-    elif isinstance(datasets, (str, os.PathLike)) or not isinstance(datasets, (list, tuple)):
-        datasets = (datasets,)  # one data set; check_dataset names what is wrong with it
-    datasets = tuple(check_dataset(d) for d in datasets)
+    datasets = check_datasets(datasets)
     if extra.get("completion_datasets") is not None:  # real_corel: checked before its clustering part runs
-        comp = extra["completion_datasets"]
-        comp = (comp,) if isinstance(comp, (str, os.PathLike)) or not isinstance(comp, (list, tuple)) else comp
-        extra["completion_datasets"] = tuple(check_dataset(d) for d in comp)
+        extra["completion_datasets"] = check_datasets(extra["completion_datasets"])
     if methods is not None:
         if isinstance(methods, str):
             methods = (methods,)

@@ -16,6 +16,7 @@ from .. import paper_values as pv
 from ..real import ABLATION_RAW
 from ._base import FAILS, HOLDS
 from .paper import FIG9_SLACK, _comp, _label, _row_nmi, _sparse_nmi, relative_drops
+from .paper_real import real_rivals
 
 # a difference below this many standard errors of the folds' mean is "within the spread"
 SPREAD_SE = 2.0
@@ -398,8 +399,7 @@ def _real_best(ds, r):
     # at each rate HML-RF does not win: the winning row, with the folds' spread
     nmi = ds["score"].sel(metric="nmi")
     mean = nmi.mean("fold")
-    rivals = [str(x) for x in ds.row.values if not str(x).startswith("hmlrf")
-              and not np.isnan(mean.sel(row=x).values).all()]
+    rivals = real_rivals(ds, mean)
     parts = []
     for x in ds.sparseness.values:
         best = max(rivals, key=lambda row: float(mean.sel(row=row, sparseness=x)))

@@ -48,6 +48,12 @@ def _real_beats_kmeans(ds):
     return verdict(not bad), text
 
 
+def real_rivals(ds, nmi):
+    """The rows R-best judges HML-RF against: every measured row that is not HML-RF's
+    (``nmi``: the mean NMI by row and rate)."""
+    return [str(r) for r in ds.row.values if not str(r).startswith("hmlrf") and not np.isnan(nmi.sel(row=r).values).all()]
+
+
 def _real_best(row):
     """``row`` has the best mean NMI of every non-HML-RF row (Table 1's methods, the
     visual and tag graphs) at every removal rate."""
@@ -56,8 +62,7 @@ def _real_best(row):
             raise NotChecked(f"row {row} was not run")
         require_all_rivals(ds)
         nmi = ds["score"].sel(metric="nmi").mean("fold")
-        rivals = [str(r) for r in ds.row.values if not str(r).startswith("hmlrf")
-                  and not np.isnan(nmi.sel(row=r).values).all()]
+        rivals = real_rivals(ds, nmi)
         if not rivals:
             raise NotChecked("no other clustering row was measured")
         parts, ok = [], True
