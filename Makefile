@@ -39,6 +39,12 @@ test: install-deep
 bench: install
 	$(BIN)/python -m hmlkit.bench
 
+# the study notebooks are their own source: after editing them in JupyterLab, clear outputs
+# and run metadata (tests/test_notebook_source.py fails on a notebook not normalised)
+.PHONY: notebooks
+notebooks: install
+	$(BIN)/python studies/_normalize.py
+
 # compile every numba kernel once (processes started together then all load the cache)
 warm: install
 	$(BIN)/python -m hmlkit.warm
