@@ -279,14 +279,14 @@ def build_bench():
     p.metadata["tags"] = ["parameters"]
     nb.cells = [
         nbf.v4.new_markdown_cell(
-            "# Speed benchmark of the core kit\n\nThe figures `make bench` prints, with their targets "
-            "(issue 2): HMLForest fit on `trecvid` (tau = 1000, phi = 3), the ratio to scikit-learn's "
+            "# Speed benchmark of the core kit\n\nThe figures `make bench` prints, with their targets"
+            ": HMLForest fit on `trecvid` (tau = 1000, phi = 3), the ratio to scikit-learn's "
             "RandomForestClassifier in the FlatTags setting, fit time, peak memory and affinity + clustering "
-            "time on the full `nuswide` profile; and the peer comparison (issue 19): flat HMLForest against "
+            "time on the full `nuswide` profile; and the peer comparison: flat HMLForest against "
             "single-output random forests grown as deep (scikit-learn's RandomForestRegressor on a random "
             "projection of the tags, the reference; LightGBM `boosting=\"rf\"` and YDF where installed, "
             "`pip install hmlkit[bench]`) on the trecvid and nuswide profiles and Corel5k, every ratio from one "
-            "run (target on nuswide: at most 1.0x scikit-learn); and the scaling benchmark (issue 20): every "
+            "run (target on nuswide: at most 1.0x scikit-learn); and the scaling benchmark: every "
             "stage of the pipeline at growing n (and numbers of tags) with peak memory and growth exponents. "
             "Each part runs in a fresh process; run it on an "
             "idle machine. Writes `results/bench_speed.nc` and `figures/bench_speed.png`."),
@@ -303,7 +303,7 @@ def build_bench():
         nbf.v4.new_code_cell('# the peer comparison: fit time (s), ratio to scikit-learn, leaves per tree\n'
                              '(ds[["peer_fit_s", "peer_ratio", "peer_leaves", "peer_status"]].to_dataframe()\n'
                              ' if "dataset" in ds.dims else "peers not run")'),
-        nbf.v4.new_code_cell('# scaling (issue 20): seconds per stage and n, growth exponents between consecutive n\n'
+        nbf.v4.new_code_cell('# scaling: seconds per stage and n, growth exponents between consecutive n\n'
                              'from hmlkit import bench_scale\n\n'
                              'print("\\n".join(bench_scale.format_table(ds, prefix="scale_")) if "stage" in ds.dims '
                              'else "scale not run")'),
