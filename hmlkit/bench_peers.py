@@ -1,4 +1,4 @@
-"""Peer comparison of the speed benchmark (issue 19): flat ``HMLForest`` against
+"""Peer comparison of the speed benchmark: flat ``HMLForest`` against
 single-output random forests grown as deep, on the same X.
 
 Every engine grows fully grown trees with the same settings: ``min_samples_leaf``
@@ -36,7 +36,7 @@ ENGINES = ("hmlkit", "sklearn", "lightgbm", "ydf")
 OPTIONAL = {"lightgbm": "lightgbm", "ydf": "ydf"}
 N_JOBS = 2
 MIN_LEAF = 3
-# the issue's measurements before the fix (2 cores, one run): hmlkit / sklearn fit time
+# measured before the speed work on the fit (2 cores, one run): hmlkit / sklearn fit time
 RATIO_BEFORE = {"trecvid": 0.99 / 1.06, "nuswide_5000": 2.89 / 2.01, "nuswide": 15.1 / 10.0, "corel5k": 1.12 / 1.09}
 # flat HMLForest at most this many times scikit-learn's time on the nuswide profile
 TARGET_RATIO = {"nuswide_5000": 1.0, "nuswide": 1.0}
@@ -175,8 +175,8 @@ def judge(name, res):
 def to_dataset(peers):
     """The peer figures ({data set: run_dataset result}) as an xarray Dataset over
     ``dataset`` x ``engine``: ``peer_fit_s``, ``peer_ratio`` (to scikit-learn),
-    ``peer_leaves``, ``peer_status``; per data set ``peer_ratio_before`` (the issue's
-    figure before the fix), ``peer_target`` (NaN: none) and ``peer_verdict``."""
+    ``peer_leaves``, ``peer_status``; per data set ``peer_ratio_before`` (the figure
+    before the speed work on the fit), ``peer_target`` (NaN: none) and ``peer_verdict``."""
     import xarray as xr
 
     names = list(peers)
@@ -238,7 +238,7 @@ def format_table(peers):
                          f"{r[f'{e}_status']}")
         before = RATIO_BEFORE.get(n)
         target = TARGET_RATIO.get(n)
-        note = f"hmlkit/sklearn {r['hmlkit_ratio']:.3f} (issue 19 before the fix: {before:.2f})" if before else ""
+        note = f"hmlkit/sklearn {r['hmlkit_ratio']:.3f} (before the speed work: {before:.2f})" if before else ""
         if target:
             v = judge(n, r)
             note += f"; target <= {target:g}: " + ("no verdict (reduced data)" if v == "reduced data" else v.upper()

@@ -1,4 +1,4 @@
-"""Scaling benchmark (issue 20): every stage of the clustering and completion pipeline at
+"""Scaling benchmark: every stage of the clustering and completion pipeline at
 growing sample counts and vocabulary sizes, with its time, the process's peak memory and
 each stage's growth exponent.
 
@@ -53,7 +53,7 @@ import sys
 import time
 
 STAGES = ("generate", "fit", "apply", "leaf_knn", "forest_graph", "tag_graph", "spectral", "am_top")
-# the issue's "end to end": fit, affinity, clustering (not the data, nor apply / AM)
+# "end to end": fit, affinity, clustering (not the data, nor apply / AM)
 END_TO_END = ("fit", "leaf_knn", "forest_graph", "tag_graph", "spectral")
 LOW_DIM_FROM = 300_000  # from this n on the features are 512-d
 LOW_DIM = 512
@@ -358,7 +358,7 @@ def format_table(ds, prefix=""):
             lines.append(f"{'first calls ' + step:>9}"
                          + "".join(f"{float(fx.sel(step=step, stage=s)):>13.2f}" for s in stages))
     ns = [int(v) for v in ds["n"].values]
-    if len(ns) > 2:  # the growth over the whole sweep (the issue's targets span 100k -> 1M)
+    if len(ns) > 2:  # the growth over the whole sweep (the targets span 100k -> 1M)
         over = [exponents([ns[0], ns[-1]], [float(t.sel(n=ns[0], stage=s)), float(t.sel(n=ns[-1], stage=s))])[0]
                 for s in stages]
         lines.append(f"{f'exp {ns[0]}->{ns[-1]}':>9}" + "".join(f"{e:>13.2f}" for e in over))

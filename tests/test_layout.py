@@ -96,3 +96,27 @@ def test_environment_yml_lists_what_pyproject_installs():
               if line.strip().startswith("- ") and line.startswith("      ")]
     name = lambda req: re.split(r"[<>=\[ ]", req, maxsplit=1)[0].lower()  # noqa: E731
     assert sorted({name(r) for r in want}) == sorted({name(r) for r in listed if r != "-e ."})
+
+
+ISSUE_NUMBER = re.compile(r"\bissues?\s*#?\s*\d+", re.I)
+
+
+def _string_literals(path):
+    """(line, text) of every string literal of a module, docstrings and f-string parts included."""
+    return [(node.lineno, node.value) for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+
+
+def test_no_string_of_the_kit_names_an_internal_issue():
+    """Printed output, docstrings and notebooks speak to users: no internal issue numbers."""
+    hits = [f"{_rel(p)}:{line}" for p in MODULES + sorted((ROOT / "studies").glob("*.py"))
+            for line, text in _string_literals(p) if ISSUE_NUMBER.search(text)]
+    hits += [f"{_rel(p)} cell {i}" for p in NOTEBOOKS
+             for i, cell in enumerate(nbformat.read(p, as_version=4).cells) if ISSUE_NUMBER.search(cell.source)]
+    assert not hits, f"strings naming an issue number: {hits}"
+
+
+def test_issue_pattern_finds_what_it_should():
+    assert ISSUE_NUMBER.search('note = f"(issue 19 before the fix: {x})"')
+    assert ISSUE_NUMBER.search("see Issue #20") and ISSUE_NUMBER.search("issues 13")
+    assert not ISSUE_NUMBER.search("more misses than the core tracks, issued back to back")

@@ -59,12 +59,12 @@ Knobs (keyword arguments, defaults from the profile): ``noise``,
 true tags, the features and the observation, so changing a feature knob
 leaves the tags unchanged and vice versa.
 
-Calibration (issue 14): the profiles are set so that the features do not give the groups
+Calibration: the profiles are set so that the features do not give the groups
 away to a supervised model, as real visual features do not (on Corel5k's 499 visual words a
 random forest predicts the 50 CD groups with 5-fold accuracy 0.21). ``sibling_look`` makes the
 groups of one super-group look alike (0.9 on trecvid), so the features show the super-group
 far better than the group, and the tags must tell siblings apart. Measured with the defaults
-(``tests/test_calibration.py``, which asserts the issue's bands; the paper's figures in
+(``tests/test_calibration.py``, which asserts the calibration bands; the paper's figures in
 brackets), trecvid, mean of seeds 0-2: random-forest accuracy X -> group (5-fold, 100 trees)
 0.67 (per seed 0.65-0.70; 0.95 before the recalibration); K-means (k=15, n_init=10) on X NMI
 0.20 [0.19]; spectral clustering of tag cosine similarities (20-NN) 0.64 [0.73]; the kit's

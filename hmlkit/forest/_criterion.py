@@ -17,7 +17,7 @@ P the positive and M the total mass. A sample labelled in the target layer
 adds 1 to M and, if it has the tag, 1 to P. With correlations on and a target
 layer that has subordinate layers, a sample with no observed tag in the
 target layer is "missing": it adds y^+ to P and y^+ + y^- to M (our reading
-of the paper's soft tags, DESIGN.md). The gain of a split (Eq. 3, 5) is the
+of the paper's soft tags, docs/design.md). The gain of a split (Eq. 3, 5) is the
 sum over the target layer's tags of
     psi_i(S) - M_i(L)/M_i(S) psi_i(L) - M_i(R)/M_i(S) psi_i(R),
 with M_i(L) psi_i(L) = 2 (P - P^2 / M). Without missing samples every mass is

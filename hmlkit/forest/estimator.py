@@ -66,8 +66,8 @@ class HMLForest(SparseXTags, BaseEstimator):
         trees of the paper; on larger data the cost of a tree stops growing
         faster than n log n (the top levels' sorts and sweeps no longer scale
         with n). The subsample is beyond the paper; None keeps every node
-        exact, as the paper's Algorithm 1 (see the README's Speed section for
-        what the default costs and changes).
+        exact, as the paper's Algorithm 1 (docs/performance.md and
+        docs/history.md give what the default costs and changes).
     untagged : "unknown" or "negative", default "unknown"
         How a sample with no observed tag in a layer scored by the hard Gini
         counts there. "negative" is the paper's literal Gini: a negative of

@@ -100,7 +100,7 @@ def clustering_rows(cfg, part="all"):
         "hmlrf_paper_flat": ("HML-RF(FlatTags) as in the paper", _hml(cfg, hierarchy=False, **PAPER_CLUSTERING)),
         "hmlrf_paper_nocorr": ("HML-RF(NoCorr) as in the paper",
                                _hml(cfg, correlations=False, **PAPER_CLUSTERING)),
-        # cause (a) of issue 13, measured: the paper's model splitting the raw binary words
+        # the paper's model splitting the raw binary words (why feature_map exists), measured
         ABLATION_RAW: ("ablation: HML-RF as in the paper on the raw visual words (feature_map=None)",
                        _hml(cfg, feature_map=None, **PAPER_CLUSTERING)),
     }

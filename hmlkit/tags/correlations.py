@@ -7,7 +7,7 @@ is only defined when ``j`` lies in a layer strictly below ``i``'s layer
 (the paper: "the tag i in Z_k (the target tag layer) and the tag j in
 {Z_{k+1}, ..., Z_mu} (subordinate tag layers)"); every other entry is 0.
 
-How the forest uses the confidences (DESIGN.md's reading, coded in the forest's
+How the forest uses the confidences (the kit's reading, docs/design.md; coded in the forest's
 criterion, not here): for a node whose target layer is k, a sample with no
 observed tag in layer k is "missing"; in the Gini of tag i of that layer it
 adds ``pos[s, i]`` to the positive and ``neg[s, i]`` to the negative mass,
@@ -135,7 +135,7 @@ def soft_tag_confidences(Y, layers, rho=None, eps=None):
     samples (a column whose maximum is 0 stays 0). Tags of the last layer have
     no subordinate layer, so their confidences are 0.
 
-    DESIGN.md's reading of how they are used: inside the forest's Gini, for a
+    The kit's reading of how they are used (docs/design.md): inside the forest's Gini, for a
     node with target layer k, samples with no observed tag in layer k take
     these soft values on the tags of layer k (pos as positive mass, neg as
     negative mass); samples with an observed tag in layer k keep their hard
