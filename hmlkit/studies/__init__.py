@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib
 
 from .profiles import PROFILES, STUDIES, settings
+from . import keys  # noqa: F401  (in a kernel of the runner: records the data files read from now on)
 
 # notebook-facing name -> the module of this package that defines it
 _API = {

@@ -15,6 +15,7 @@ from . import paper_values as pv
 from .config import METRICS, SCORE_METRICS
 from .data import sparsify, specific_only, supervised_ceiling, with_layers
 from .methods import MethodParameterError, NotApplicable, cluster_labels, completion_scores_for, hmlrf_labels
+from .progress import Progress
 
 
 def clustering_scores(truth, labels):
@@ -77,6 +78,7 @@ def clustering_grid(data, rows, cfg, progress=True):
     seeds = cfg.seeds()
     score = np.full((len(rows), len(SCORE_METRICS), len(seeds)), np.nan)
     status, reason = [], []
+    bar = Progress(len(rows) * len(seeds), "methods x folds", enabled=progress)
     for i, (mode, key, label, _ps, _pvals) in enumerate(rows):
         st, why = "measured", ""
         t0 = time.time()
@@ -88,12 +90,14 @@ def clustering_grid(data, rows, cfg, progress=True):
                 st, why = status_of(exc)
                 score[i] = np.nan
                 break
+            if f < len(seeds) - 1:
+                bar.step()
         status.append(st)
         reason.append(why)
-        if progress:
-            nmi = np.nanmean(score[i, 1]) if st == "measured" else float("nan")
-            print(f"  {mode:>8s} {label:<16s} {st:<16s} NMI={nmi:.3f}  ({time.time() - t0:.1f}s) {why}",
-                  flush=True)
+        nmi = np.nanmean(score[i, 1]) if st == "measured" else float("nan")
+        bar.step(f"  {mode:>8s} {label:<16s} {st:<16s} NMI={nmi:.3f}  ({time.time() - t0:.1f}s) {why}",
+                 n=len(seeds) - f)
+    bar.close()
     keys = [f"{r[0]}/{r[1]}" for r in rows]
     ds = xr.Dataset(
         {"score": (("row", "metric", "fold"), score),
@@ -128,11 +132,13 @@ def nmi_grid(data, variants, sparseness, cfg, progress=True):
     score = np.full((len(names), len(sparseness), len(SCORE_METRICS), len(seeds)), np.nan)
     status = ["measured"] * len(names)
     reason = [""] * len(names)
+    bar = Progress(len(sparseness) * len(seeds) * len(names), "variants x sparseness x folds", enabled=progress)
     for j, rate in enumerate(sparseness):
         for f, s in enumerate(seeds):
             d = sparsify(data, rate, random_state=s)
             for i, name in enumerate(names):
                 if status[i] != "measured":
+                    bar.step()
                     continue
                 t0 = time.time()
                 try:
@@ -141,9 +147,9 @@ def nmi_grid(data, variants, sparseness, cfg, progress=True):
                 except Exception as exc:
                     status[i], reason[i] = status_of(exc)
                     score[i] = np.nan
-                if progress:
-                    print(f"  sparseness={rate:.2f} fold={f} {name:<18s} NMI={score[i, j, 1, f]:.3f} "
-                          f"({time.time() - t0:.1f}s) {reason[i]}", flush=True)
+                bar.step(f"  sparseness={rate:.2f} fold={f} {name:<18s} NMI={score[i, j, 1, f]:.3f} "
+                         f"({time.time() - t0:.1f}s) {reason[i]}")
+    bar.close()
     return restricted(xr.Dataset(
         {"score": (("variant", "sparseness", "metric", "fold"), score)},
         coords={"variant": names, "sparseness": list(sparseness), "metric": list(SCORE_METRICS),
@@ -183,6 +189,7 @@ def tau_phi_grid(data, taus, phis, cfg, progress=True):
     k = data.n_groups
     tau_score = np.full((len(taus), len(SCORE_METRICS), len(seeds)), np.nan)
     phi_score = np.full((len(phis), len(SCORE_METRICS), len(seeds)), np.nan)
+    bar = Progress(len(seeds) * (len(taus) + len(phis)), "tau and phi points x folds", enabled=progress)
     for f, s in enumerate(seeds):
         forest = HMLForest(n_estimators=int(max(taus)), min_samples_leaf=cfg.min_samples_leaf,
                            random_state=s, n_jobs=cfg.n_jobs).fit(data.X, data.Y, layers=data.layers)
@@ -191,14 +198,13 @@ def tau_phi_grid(data, taus, phis, cfg, progress=True):
             A = leaf_affinity(np.ascontiguousarray(leaves[:, :int(t)]))
             labels = spectral_from_affinity(A, k, random_state=s)
             tau_score[i, :, f] = clustering_scores(data.groups, labels)
-            if progress:
-                print(f"  fold={f} tau={t:<5d} NMI={tau_score[i, 1, f]:.3f}", flush=True)
+            bar.step(f"  fold={f} tau={t:<5d} NMI={tau_score[i, 1, f]:.3f}")
         for i, phi in enumerate(phis):
             params = dict(cfg.forest_params, min_samples_leaf=int(phi))
             labels = hmlrf_labels(data, k, s, params)
             phi_score[i, :, f] = clustering_scores(data.groups, labels)
-            if progress:
-                print(f"  fold={f} phi={phi:<3d} NMI={phi_score[i, 1, f]:.3f}", flush=True)
+            bar.step(f"  fold={f} phi={phi:<3d} NMI={phi_score[i, 1, f]:.3f}")
+    bar.close()
     paper_tau = [pv.FIG8_POINTS["tau"].get(int(t), np.nan) for t in taus]
     paper_phi = [pv.FIG8_POINTS["phi"].get(int(p), np.nan) for p in phis]
     return xr.Dataset(
@@ -243,6 +249,7 @@ def completion_grid(datasets, rows, cfg, hidden_fraction=0.4, progress=True):
     reason = np.full((len(names), len(keys)), "", dtype=object)
     paper = np.full((len(names), len(keys), len(MEASURES), len(NS)), np.nan)
     ptab = pv.completion_table()
+    bar = Progress(len(names) * len(seeds) * len(keys), "data sets x folds x rows", enabled=progress)
     for a, name in enumerate(names):
         data = datasets[name]
         for b, key in enumerate(keys):
@@ -252,6 +259,7 @@ def completion_grid(datasets, rows, cfg, hidden_fraction=0.4, progress=True):
             observed, hidden = hide_tags(data, frac=hidden_fraction, random_state=s)
             for b, key in enumerate(keys):
                 if status[a, b] != "measured":
+                    bar.step()
                     continue
                 t0 = time.time()
                 try:
@@ -265,9 +273,9 @@ def completion_grid(datasets, rows, cfg, hidden_fraction=0.4, progress=True):
                 except Exception as exc:
                     status[a, b], reason[a, b] = status_of(exc)
                     score[a, b] = np.nan
-                if progress:
-                    print(f"  {name:<10s} fold={f} {key:<16s} AP@1={score[a, b, 0, 0, f]:.3f} "
-                          f"({time.time() - t0:.1f}s) {reason[a, b]}", flush=True)
+                bar.step(f"  {name:<10s} fold={f} {key:<16s} AP@1={score[a, b, 0, 0, f]:.3f} "
+                         f"({time.time() - t0:.1f}s) {reason[a, b]}")
+    bar.close()
     return restricted(xr.Dataset(
         {"score": (("dataset", "row", "measure", "N", "fold"), score),
          "paper": (("dataset", "row", "measure", "N"), paper),
@@ -340,14 +348,15 @@ def depth_study(data, cfg, progress=True):
     seeds = cfg.seeds()
     score = np.full((len(layers), len(SCORE_METRICS), len(seeds)), np.nan)
     sizes = np.zeros((len(layers), max(int(L) for L in layers)), dtype=np.int64)  # tags per estimated layer
+    bar = Progress(len(layers) * len(seeds), "depths x folds", enabled=progress)
     for i, L in enumerate(layers):
         d = with_layers(data, int(L), random_state=cfg.seed)
         sizes[i, :len(d.layers)] = [len(l) for l in d.layers]
         for f, s in enumerate(seeds):
             t0 = time.time()
             score[i, :, f] = clustering_scores(data.groups, hmlrf_labels(d, data.n_groups, s, cfg.forest_params))
-            if progress:
-                print(f"  layers={L} fold={f} NMI={score[i, 1, f]:.3f} ({time.time() - t0:.1f}s)", flush=True)
+            bar.step(f"  layers={L} fold={f} NMI={score[i, 1, f]:.3f} ({time.time() - t0:.1f}s)")
+    bar.close()
     paper = _pad_paper([pv.TABLE4.get(int(L), (np.nan,) * 5) for L in layers])
     return xr.Dataset({"score": (("n_layers", "metric", "fold"), score), "paper": (("n_layers", "metric"), paper),
                        "layer_size": (("n_layers", "layer"), sizes)},
@@ -364,6 +373,7 @@ def abstractness_study(datasets, cfg, progress=True):
     seeds = cfg.seeds()
     score = np.full((len(names), 2, len(SCORE_METRICS), len(seeds)), np.nan)
     paper = np.full((len(names), 2, len(SCORE_METRICS)), np.nan)
+    bar = Progress(len(names) * 2 * len(seeds), "data sets x structures x folds", enabled=progress)
     for a, name in enumerate(names):
         data = datasets[name]
         if name in pv.TABLE5:
@@ -373,9 +383,9 @@ def abstractness_study(datasets, cfg, progress=True):
                 t0 = time.time()
                 score[a, b, :, f] = clustering_scores(data.groups,
                                                       hmlrf_labels(d, data.n_groups, s, cfg.forest_params))
-                if progress:
-                    print(f"  {name} {structures[b]:<9s} fold={f} NMI={score[a, b, 1, f]:.3f} "
-                          f"({time.time() - t0:.1f}s)", flush=True)
+                bar.step(f"  {name} {structures[b]:<9s} fold={f} NMI={score[a, b, 1, f]:.3f} "
+                         f"({time.time() - t0:.1f}s)")
+    bar.close()
     return xr.Dataset({"score": (("dataset", "structure", "metric", "fold"), score),
                        "paper": (("dataset", "structure", "metric"), paper)},
                       coords={"dataset": names, "structure": list(structures), "metric": list(SCORE_METRICS),

@@ -19,6 +19,7 @@ from ..metrics import clustering_scores as _clustering_scores
 from . import paper_values as pv
 from .config import HUB_RATIO
 from .data import supervised_ceiling
+from .progress import Progress
 
 METRICS = pv.CLUSTER_METRICS
 # the one clustering row that switches a fix off on purpose (the claims judge the
@@ -178,20 +179,22 @@ def clustering_study(data, cfg, rows=None, part="all", progress=True):
     largest = np.full((len(names), len(rates), len(seeds)), np.nan)
     n_found = np.full((len(names), len(rates), len(seeds)), np.nan)
     status, reason = {n: "measured" for n in names}, {n: "" for n in names}
+    bar = Progress(sum(len(t[2]) for t in tasks), "clustering rows x seeds x rates", enabled=progress)
     for (f, r, _part), out in zip(tasks, results):
         at = slice(None) if r is None else r  # a tag-free row's one fit stands for every rate
         for name, res in out.items():
             i = names.index(name)
             if res[0] == "failed":
                 status[name], reason[name] = res[1], res[2]
+                bar.step()
                 continue
             score[i, at, :, f] = res[1]
             largest[i, at, f] = res[2]
             n_found[i, at, f] = res[4]
-            if progress:
-                where = "any rate" if r is None else f"removed={rates[r]:.2f}"
-                print(f"  seed={seeds[f]} {where:<13s} {name:<20s} NMI={res[1][METRICS.index('nmi')]:.3f} "
-                      f"largest={res[2]} ({res[3]:.1f}s)", flush=True)
+            where = "any rate" if r is None else f"removed={rates[r]:.2f}"
+            bar.step(f"  seed={seeds[f]} {where:<13s} {name:<20s} NMI={res[1][METRICS.index('nmi')]:.3f} "
+                     f"largest={res[2]} ({res[3]:.1f}s)")
+    bar.close()
     for name in names:  # a row that failed anywhere is reported as failed, never half-measured
         if status[name] != "measured":
             score[names.index(name)], largest[names.index(name)], n_found[names.index(name)] = np.nan, np.nan, np.nan
@@ -280,12 +283,14 @@ def completion_study(datasets, cfg, rows=None, hidden_fraction=0.4, progress=Tru
     score = np.full((len(names), len(keys), len(meas), len(ns), len(seeds)), np.nan)
     status = np.full((len(names), len(keys)), "measured", dtype=object)
     reason = np.full((len(names), len(keys)), "", dtype=object)
+    bar = Progress(len(names) * len(seeds) * len(keys), "completion data sets x seeds x rows", enabled=progress)
     for a, name in enumerate(names):
         n_clusters = datasets[name].n_groups
         for f, s in enumerate(seeds):
             obs, hidden = hide_tags(datasets[name], frac=hidden_fraction, random_state=s)
             for b, key in enumerate(keys):
                 if status[a, b] != "measured" or (_is_table1_gc(key) and f >= n_t1):
+                    bar.step()
                     continue
                 t0 = time.time()
                 try:
@@ -293,15 +298,14 @@ def completion_study(datasets, cfg, rows=None, hidden_fraction=0.4, progress=Tru
                 except Exception as exc:  # recorded in the table, never hidden
                     status[a, b], reason[a, b] = status_of(exc)
                     score[a, b] = np.nan
-                    if progress:
-                        print(f"  {name:<9s} {key:<16s} {status[a, b]}: {reason[a, b]}", flush=True)
+                    bar.step(f"  {name:<9s} {key:<16s} {status[a, b]}: {reason[a, b]}")
                     continue
                 res = completion_scores(scores, obs.Y, hidden, N=ns)
                 for c, m in enumerate(meas):
                     score[a, b, c, :, f] = [res[f"{m}@{n}"] for n in ns]
-                if progress:
-                    print(f"  {name:<9s} seed={s} {key:<16s} AP@1={score[a, b, 0, 0, f]:.3f} "
-                          f"({time.time() - t0:.1f}s)", flush=True)
+                bar.step(f"  {name:<9s} seed={s} {key:<16s} AP@1={score[a, b, 0, 0, f]:.3f} "
+                         f"({time.time() - t0:.1f}s)")
+    bar.close()
     return xr.Dataset(
         {"completion": (("dataset", "crow", "measure", "N", "fold"), score),
          "cstatus": (("dataset", "crow"), status.astype(str)), "creason": (("dataset", "crow"), reason.astype(str))},

@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .config import jsonable
+from .keys import result_attrs
 
 _TMP_RE = re.compile(r"^\.(?P<target>.+?)\.(?:(?P<pid>\d+)-)?[A-Za-z0-9_]+\.tmp(?:\.[A-Za-z0-9]+)?$")
 
@@ -167,6 +168,7 @@ def save(ds, fig, cfg, data=None):
                      "figure": f"{cfg.figures_dir}/{cfg.name}.png"})
     if data is not None:
         ds.attrs["data"] = json.dumps(data.summary() if hasattr(data, "summary") else data, default=jsonable)
+    ds.attrs.update(result_attrs())  # under the runner: the key this result was made with
     nc_path = Path(f"{cfg.results_dir}/{cfg.name}.nc")
     with atomic_path(nc_path) as tmp:  # renamed only after the figure is saved
         ds.to_netcdf(tmp)

@@ -1,0 +1,144 @@
+"""The key a study's result is stored with, and the reasons a study reruns
+(hmlkit/studies/keys.py)."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from hmlkit._paths import REPO_ROOT
+from hmlkit.studies import keys
+
+NB = REPO_ROOT / "studies" / "table1_trecvid_clustering.ipynb"
+
+
+def test_notebook_digest_follows_code_cells_only(tmp_path):
+    nb = json.loads(NB.read_text())
+    base = keys.notebook_digest(NB)
+    # outputs, execution counts, metadata and text cells do not change what a study computes
+    for c in nb["cells"]:
+        if c["cell_type"] == "code":
+            c["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "x"}]
+            c["execution_count"] = 3
+        else:
+            c["source"] = "# another title"
+    nb["metadata"]["language_info"] = {"name": "python"}
+    p = tmp_path / "a.ipynb"
+    p.write_text(json.dumps(nb))
+    assert keys.notebook_digest(p) == base
+    code = next(c for c in nb["cells"] if c["cell_type"] == "code" and "parameters" not in c["metadata"].get("tags", []))
+    code["source"] = "".join(code["source"]) + "\nx = 1"
+    p.write_text(json.dumps(nb))
+    assert keys.notebook_digest(p) != base
+
+
+def test_run_key_leaves_out_threads_and_folders():
+    a = keys.run_key(NB, {"profile": "quick", "seed": 0, "n_jobs": 1, "results_dir": "r"})
+    b = keys.run_key(NB, {"profile": "quick", "seed": 0, "n_jobs": 2, "results_dir": "elsewhere"})
+    assert a == b
+    assert keys.run_key(NB, {"profile": "quick", "seed": 1}) != a
+    assert set(a["versions"]) >= {"numpy", "scipy", "scikit-learn", "numba", "torch", "python"}
+
+
+def _write_result(tmp_path, name, key, deps):
+    rd, fd, ed = tmp_path / "r", tmp_path / "f", tmp_path / "r" / "executed"
+    for d in (rd, fd, ed):
+        d.mkdir(parents=True, exist_ok=True)
+    attrs = {} if key is None else {"run_key": json.dumps(key), "run_deps": json.dumps(deps)}
+    xr.Dataset({"x": ("i", np.arange(3))}, attrs=attrs).to_netcdf(rd / f"{name}.nc")
+    (fd / f"{name}.png").write_bytes(b"png")
+    (ed / f"{name}.ipynb").write_text("{}")
+    return rd, fd, ed
+
+
+def test_status_names_each_reason(tmp_path):
+    src = tmp_path / "mod.py"
+    src.write_text("a = 1\n")
+    data = tmp_path / "data.arff"
+    data.write_text("@relation x\n")
+    key = keys.run_key(NB, {"profile": "quick", "seed": 0})
+    deps = {"modules": {str(src): keys.file_digest(src)}, "data": {str(data): keys.file_digest(data)}}
+    rd, fd, ed = _write_result(tmp_path, "s", key, deps)
+    assert keys.status("s", key, rd, fd, ed) is None
+    assert "parameters changed: seed 0 -> 1" in keys.status("s", keys.run_key(NB, {"profile": "quick", "seed": 1}),
+                                                            rd, fd, ed)
+    other = dict(key, versions=dict(key["versions"], numpy="0.0"))
+    assert keys.status("s", other, rd, fd, ed).endswith("-> 0.0")
+    assert keys.status("s", other, rd, fd, ed).startswith("library versions changed: numpy ")
+    src.write_text("a = 2\n")
+    assert keys.status("s", key, rd, fd, ed) == f"kit code changed: {src}"
+    src.write_text("a = 1\n")
+    data.write_text("@relation y\n")
+    assert keys.status("s", key, rd, fd, ed) == f"data changed: {data}"
+    data.write_text("@relation x\n")
+    (ed / "s.failed.ipynb").write_text("{}")
+    assert keys.status("s", key, rd, fd, ed) == "its last run failed"
+    (ed / "s.failed.ipynb").unlink()
+    (fd / "s.png").unlink()
+    assert keys.status("s", key, rd, fd, ed) == "no figure (s.png)"
+    assert keys.status("t", key, rd, fd, ed) == "no result"
+    rd2, fd2, ed2 = _write_result(tmp_path / "old", "s", None, None)
+    assert "stores no key" in keys.status("s", key, rd2, fd2, ed2)
+    (rd2 / "s.nc").write_bytes(b"not a netcdf file")
+    assert str(rd2 / "s.nc") in keys.status("s", key, rd2, fd2, ed2)
+
+
+def test_a_kernel_of_the_runner_records_the_modules_and_data_files_it_used(tmp_path):
+    """In a process with the runner's key set: the loaded modules of the kit and the files
+    hmlkit.data opened (for reading) are the result's dependencies; a module never
+    imported and a file opened outside hmlkit.data are not."""
+    arff = tmp_path / "tiny.arff"
+    arff.write_text("@relation t\n@attribute f0 numeric\n@attribute f1 numeric\n"
+                    "@attribute t0 {0,1}\n@attribute t1 {0,1}\n@data\n"
+                    "0.1,0.2,1,0\n0.3,0.1,0,1\n0.5,0.9,1,1\n")
+    other = tmp_path / "other.txt"
+    other.write_text("x")
+    code = f"""
+import json, os
+os.environ["HMLKIT_RUN_KEY"] = "{{}}"
+import hmlkit.studies
+from hmlkit.studies import keys
+from hmlkit.data import load_dataset
+load_dataset({str(arff)!r}, n_features=2)
+open({str(other)!r}).read()
+print(keys.result_attrs()["run_deps"])
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert out.returncode == 0, out.stderr
+    deps = json.loads(out.stdout.strip().splitlines()[-1])
+    assert list(deps["data"]) == [str(arff)]
+    assert "hmlkit/data/arff.py" in deps["modules"] and "hmlkit/studies/keys.py" in deps["modules"]
+    assert "hmlkit/baselines/ghfart.py" not in deps["modules"]
+
+
+def test_outside_the_runner_no_key_is_stored():
+    code = "import os; os.environ.pop('HMLKIT_RUN_KEY', None); from hmlkit.studies import keys; " \
+           "print(keys.result_attrs())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "{}", out.stderr
+
+
+@pytest.mark.parametrize("secs,text", [(5, "5s"), (65, "1m05s"), (3720, "1h02m")])
+def test_eta_format(secs, text):
+    from hmlkit.studies.progress import format_eta
+
+    assert format_eta(secs) == text
+
+
+def test_progress_writes_the_runner_status_file(tmp_path, monkeypatch, capsys):
+    from hmlkit.studies.progress import ENV_FILE, Progress, read_status
+
+    status = tmp_path / "s.progress"
+    monkeypatch.setenv(ENV_FILE, str(status))
+    bar = Progress(4, "rows", enabled=False)
+    assert read_status(status) == "rows: 0/4"
+    bar.step("line")
+    bar.step()
+    assert read_status(status).startswith("rows: 2/4, ETA ")
+    assert capsys.readouterr().out == ""  # disabled: nothing printed
+    bar = Progress(2, "rows", enabled=True)
+    bar.step("  kmeans NMI=0.5")
+    bar.close()
+    assert "  kmeans NMI=0.5" in capsys.readouterr().out
