@@ -207,22 +207,38 @@ def _int_list(values):
         raise ValueError(f"expected integers, e.g. '10000,30000', got {values!r}") from None
 
 
-def _check_parts(parts):
+def _check_parts(parts, flags=False):
+    if not parts:  # nothing to run is a mistake in the command, not a benchmark done
+        raise ValueError(f"{'--parts' if flags else 'parts'} names no part; choose from {', '.join(DEFAULT_PARTS)}")
     unknown = [s for s in parts if s not in PARTS]
     if unknown:
         raise ValueError(f"unknown bench part(s) {unknown}; choose from {sorted(PARTS)}")
 
 
-def _check_options(parts, trees, sklearn_trees, peer_repeats, peer_sets, flags=False):
-    """The checks ``run`` and the command line share; ``flags``: name the options as the
-    command line spells them (``--peer-repeats``)."""
+def least_samples():
+    """The fewest samples of a reduced nuswide profile: one per group (the generator's
+    rule) and one more, as the nuswide part clusters them into as many clusters."""
+    from .data.synthetic import PROFILES
+
+    return PROFILES["nuswide"]["n_groups"] + 1
+
+
+def _check_options(parts, trees, sklearn_trees, peer_repeats, peer_sets, flags=False, nuswide_samples=None,
+                   peer_trees=None, peer_samples=None):
+    """The checks ``run`` and the command line share, all made before any part runs;
+    ``flags``: name the options as the command line spells them (``--peer-repeats``)."""
+    from ._validation import check_int
     from .bench_peers import DATASETS
 
-    _check_parts(parts)
-    for name, v in (("trees", trees), ("sklearn_trees", sklearn_trees), ("peer_repeats", peer_repeats)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            label = "--" + name.replace("_", "-") if flags else name
-            raise ValueError(f"{label} must be a positive integer, got {v!r}")
+    _check_parts(parts, flags)
+    least = least_samples()
+    for name, v, low in (("trees", trees, 1), ("sklearn_trees", sklearn_trees, 1), ("peer_repeats", peer_repeats, 1),
+                         ("nuswide_samples", nuswide_samples, least), ("peer_trees", peer_trees, 1),
+                         ("peer_samples", peer_samples, least)):
+        label = "--" + name.replace("_", "-") if flags else name
+        optional = name in ("nuswide_samples", "peer_trees", "peer_samples")  # None: the part's own
+        if not (optional and v is None):
+            check_int(v, label, min_val=low)
     unknown = [s for s in peer_sets or () if s not in DATASETS]
     if unknown:
         raise ValueError(f"unknown {'--peer-sets' if flags else 'peer data set(s)'} {unknown}; "
@@ -249,7 +265,13 @@ def run(parts=DEFAULT_PARTS, trees=1000, sklearn_trees=1000, nuswide_samples=Non
     if peer_sets is None:
         peer_sets = list(DATASETS)
     peer_sets = [peer_sets] if isinstance(peer_sets, str) else list(peer_sets)
-    _check_options(parts, trees, sklearn_trees, peer_repeats, peer_sets)
+    _check_options(parts, trees, sklearn_trees, peer_repeats, peer_sets, nuswide_samples=nuswide_samples,
+                   peer_trees=peer_trees, peer_samples=peer_samples)
+    if "scale" in parts:  # checked before the first part runs, not when the scale part starts
+        from . import bench_scale
+
+        scale_ns, scale_tags = _int_list(scale_ns), _int_list(scale_tags) or None
+        bench_scale.check_options(scale_ns, scale_trees, scale_tags, scale_tags_n, scale_dask, scale_features)
     args = argparse.Namespace(trees=trees, sklearn_trees=sklearn_trees, nuswide_samples=nuswide_samples,
                               peer_trees=peer_trees, peer_samples=peer_samples, peer_repeats=peer_repeats)
     out = {}
@@ -258,7 +280,7 @@ def run(parts=DEFAULT_PARTS, trees=1000, sklearn_trees=1000, nuswide_samples=Non
         if name == "scale":
             from . import bench_scale
 
-            out[name] = bench_scale.run(_int_list(scale_ns), scale_trees, _int_list(scale_tags) or None, scale_tags_n,
+            out[name] = bench_scale.run(scale_ns, scale_trees, scale_tags, scale_tags_n,
                                         progress=progress, dask_workers=scale_dask,
                                         n_features=scale_features)
         elif name == "peers":
@@ -359,8 +381,8 @@ def main(argv=None):
     p.add_argument("--nuswide-samples", type=int, default=None, help="reduce the nuswide profile (default: full)")
     p.add_argument("--peer-sets", default=None, help="peers: comma-separated data sets (default: all of "
                    "trecvid,nuswide_5000,nuswide,corel5k)")
-    p.add_argument("--peer-trees", type=int, default=0, help="peers: trees for every data set (default: its own)")
-    p.add_argument("--peer-samples", type=int, default=0, help="peers: at most this many samples (default: all)")
+    p.add_argument("--peer-trees", type=int, default=None, help="peers: trees for every data set (default: its own)")
+    p.add_argument("--peer-samples", type=int, default=None, help="peers: at most this many samples (default: all)")
     p.add_argument("--peer-repeats", type=int, default=3, help="peers: interleaved repeats (medians)")
     p.add_argument("--_part", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -379,7 +401,9 @@ def main(argv=None):
     parts = [s.strip() for s in args.parts.split(",") if s.strip()]
     peer_sets = None if args.peer_sets is None else [s.strip() for s in args.peer_sets.split(",") if s.strip()]
     try:
-        _check_options(parts, args.trees, args.sklearn_trees, args.peer_repeats, peer_sets, flags=True)
+        _check_options(parts, args.trees, args.sklearn_trees, args.peer_repeats, peer_sets, flags=True,
+                       nuswide_samples=args.nuswide_samples, peer_trees=args.peer_trees,
+                       peer_samples=args.peer_samples)
     except ValueError as exc:
         p.error(str(exc))
     print(f"hmlkit benchmark on {os.cpu_count()} core(s); numba threads: {os.environ.get('NUMBA_NUM_THREADS', 'all')}")

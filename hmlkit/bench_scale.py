@@ -59,6 +59,7 @@ LOW_DIM_FROM = 300_000  # from this n on the features are 512-d
 LOW_DIM = 512
 REPEAT_BELOW = 1.0  # seconds: a stage quicker than this is timed again ...
 REPEATS = 5  # ... up to this many times in all, its best time kept
+N_CLUSTERS, N_NEIGHBORS = 30, 20  # the pipeline's clusters and kappa
 
 
 def best_time(fn, always=False):
@@ -87,8 +88,8 @@ def _worker_peak_gb(dask_worker=None):
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
 
 
-def measure(n, trees=100, n_tags=None, n_features=None, n_clusters=30, n_neighbors=20, seed=0, n_jobs=None,
-            dask_workers=0, repeat=()):
+def measure(n, trees=100, n_tags=None, n_features=None, n_clusters=N_CLUSTERS, n_neighbors=N_NEIGHBORS, seed=0,
+            n_jobs=None, dask_workers=0, repeat=()):
     """Time every stage on ``n`` samples (in this process); returns {stage: seconds,
     "peak_gb_<stage>": the process's peak memory after the stage, "timings_<stage>": how
     many times it was timed, ...}. A stage is timed again while quicker than
@@ -168,17 +169,71 @@ def measure(n, trees=100, n_tags=None, n_features=None, n_clusters=30, n_neighbo
 
 
 def _sizes(parser, option, text):
-    """Comma-separated positive, distinct integers (a repeated size made a growth exponent
-    divide by log 1, after the whole sweep had run)."""
+    """Comma-separated integers (their range is checked by ``check_options``)."""
     try:
-        values = [int(v) for v in text.split(",") if v.strip()]
+        return [int(v) for v in text.split(",") if v.strip()]
     except ValueError:
         parser.error(f"{option} must be comma-separated integers, got {text!r}")
-    if any(v < 1 for v in values):
-        parser.error(f"{option} must be positive, got {text!r}")
-    if len(set(values)) < len(values):
-        parser.error(f"{option} names a size twice: {text!r}")
-    return values
+
+
+def least_n():
+    """The fewest samples a size of the sweep can have: the nuswide profile's generator
+    wants one per group, spectral clustering more samples than clusters, and each sample
+    kappa neighbours."""
+    from .data.synthetic import PROFILES
+
+    return max(PROFILES["nuswide"]["n_groups"], N_CLUSTERS, N_NEIGHBORS) + 1
+
+
+def check_options(ns, trees=100, tags=None, tags_n=30_000, dask_workers=0, n_features=None, flags=False):
+    """Refuse, before any size is measured, what would fail in a child or after the sweep
+    (a sweep at a million samples takes a quarter of an hour); ``flags``: name the options
+    as the command line spells them. Raises ValueError."""
+    from ._validation import check_int
+    from .data.synthetic import least_tags
+
+    def label(name, flag):
+        return flag if flags else name
+
+    least = least_n()
+    for name, flag, values, low in (("ns", "--n", ns, least), ("tags", "--tags", tags or (), least_tags("nuswide"))):
+        values = list(values)
+        if name == "ns" and not values:  # the tables and exponents are by n
+            raise ValueError(f"{label(name, flag)} must list at least one sample count")
+        for v in values:
+            check_int(v, f"every size of {label(name, flag)}", min_val=low)
+        if len(set(values)) < len(values):  # a growth exponent would divide by log 1
+            raise ValueError(f"{label(name, flag)} names a size twice: {values}")
+    check_int(trees, label("trees", "--trees"))
+    check_int(tags_n, label("tags_n", "--tags-n"), min_val=least)
+    check_int(dask_workers, label("dask_workers", "--dask"), min_val=0)
+    if n_features is not None:
+        check_int(n_features, label("n_features", "--features"), min_val=8)  # make_synthetic's least
+
+
+def check_output(path, option, suffixes=None):
+    """Refuse an output path the sweep could not write at its end, before the sweep: a
+    directory, a file below a file, a folder where no file can be created (tried, since
+    permission bits say nothing for root), or, with ``suffixes``, an unknown format."""
+    import tempfile
+    from pathlib import Path
+
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{option} {path} is a directory; give a file name")
+    if suffixes is not None and path.suffix.lstrip(".").lower() not in suffixes:
+        raise ValueError(f"{option} {path}: unknown format {path.suffix or '(no suffix)'!r}; "
+                         f"use one of {', '.join(sorted(suffixes))}")
+    folder = path.parent
+    while not folder.exists():  # the atomic writers create missing folders
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ValueError(f"{option} {path}: {folder} is a file, not a folder")
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise ValueError(f"{option} {path}: cannot write in {folder} ({exc.strerror or exc})") from None
 
 
 def _run_one(n, trees, n_tags=None, n_features=None, dask_workers=0, repeat=()):
@@ -218,9 +273,7 @@ def run(ns=(10_000, 30_000, 100_000), trees=100, tags=None, tags_n=30_000, progr
     ``LOW_DIM_FROM``, 512 from there; one dimension throughout makes the growth
     exponents across that boundary mean what they say).
     Returns {"n": [result per n], "tags": [result per vocabulary size], "dask": [...]}."""
-    for name, values in (("ns", ns), ("tags", tags or ())):
-        if any(not isinstance(v, int) or v < 1 for v in values):
-            raise ValueError(f"{name} must be positive integers, got {values!r}")
+    check_options(ns, trees, tags, tags_n, dask_workers, n_features)
     out = {"n": [], "tags": [], "dask": []}
     repeat = ()  # the stages timed more than once at the first size: as often at the others
     for n in ns:
@@ -406,12 +459,16 @@ def main(argv=None):
                                  dask_workers=args.dask, repeat=tuple(s for s in args._repeat.split(",") if s))))
         return 0
     ns, tags = _sizes(p, "--n", args.n), _sizes(p, "--tags", args.tags)
-    if not ns:
-        p.error("--n must list at least one sample count")  # the tables and exponents are by n
-    for name, value, low in (("--trees", args.trees, 1), ("--tags-n", args.tags_n, 2), ("--dask", args.dask, 0),
-                             ("--features", args.features, 1)):
-        if value is not None and value < low:
-            p.error(f"{name} must be at least {low}, got {value}")
+    try:
+        check_options(ns, args.trees, tags, args.tags_n, args.dask, args.features, flags=True)
+        if args.out:
+            check_output(args.out, "--out")
+        if args.figure:
+            from matplotlib.figure import Figure
+
+            check_output(args.figure, "--figure", set(Figure().canvas.get_supported_filetypes()))
+    except ValueError as exc:
+        p.error(str(exc))
     ds = to_dataset(run(ns, args.trees, tags or None, args.tags_n, dask_workers=args.dask, n_features=args.features))
     # a 1M sweep takes a quarter of an hour: its results are written before anything else can fail
     if args.out:

@@ -18,6 +18,8 @@ import numpy as np
 from . import studies as study
 from .studies.profiles import PROFILES
 
+TAU_MAX, PHI_MAX = 1000, 20  # the tau and phi sliders' ranges start at 1
+
 
 def _method_options():
     """(label, (key, mode)) of HML-RF and of every registered clustering method x input mode."""
@@ -41,14 +43,27 @@ class ExplorePanel:
                  n_estimators=20, min_samples_leaf=3, n_jobs=1, data=None):
         import ipywidgets as W
 
-        from ._validation import check_int
+        from ._validation import check_bool, check_int
+        from .data import TaggedData, require
 
-        self.given_data = data  # a TaggedData with groups replaces the profile/dataset choice
         # the panel's own settings are checked here, where a notebook run stops on them; a
-        # mistake made with a control later is shown in the panel, which stays usable
+        # mistake made with a control later is shown in the panel, which stays usable.
+        # A slider clips a value outside its range without a word: refused instead
+        for value, name, choices in ((profile, "profile", PROFILES), (dataset, "dataset", study.SYNTHETIC)):
+            if not isinstance(value, str) or value not in choices:
+                raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+        n_estimators = check_int(n_estimators, "n_estimators", 1, TAU_MAX)
+        min_samples_leaf = check_int(min_samples_leaf, "min_samples_leaf", 1, PHI_MAX)
         self.seed = check_int(seed, "seed", min_val=0)
         self.n_samples = None if n_samples is None else check_int(n_samples, "n_samples", min_val=2)
         self.n_jobs = check_int(n_jobs, "n_jobs")
+        auto_update = check_bool(auto_update, "auto_update")
+        if data is not None:
+            if not isinstance(data, TaggedData):
+                raise TypeError(f"data must be a hmlkit.data.TaggedData with ground-truth groups, "
+                                f"got {type(data).__name__}")
+            require(data, groups=True, study="the explore panel")
+        self.given_data = data  # a TaggedData with groups replaces the profile/dataset choice
         self._data_cache = {}
         self.history = []
         self.scores = None
@@ -61,8 +76,9 @@ class ExplorePanel:
         self.sparseness = W.FloatSlider(value=0.0, min=0.0, max=0.9, step=0.1, description="tags removed",
                                         style=style)
         self.layers = W.IntSlider(value=2, min=1, max=7, description="tag layers", style=style)
-        self.tau = W.IntSlider(value=n_estimators, min=1, max=1000, description="tau (trees)", style=style)
-        self.phi = W.IntSlider(value=min_samples_leaf, min=1, max=20, description="phi (leaf size)", style=style)
+        self.tau = W.IntSlider(value=n_estimators, min=1, max=TAU_MAX, description="tau (trees)", style=style)
+        self.phi = W.IntSlider(value=min_samples_leaf, min=1, max=PHI_MAX, description="phi (leaf size)",
+                               style=style)
         self.hierarchy = W.Checkbox(value=True, description="hierarchy")
         self.correlations = W.Checkbox(value=True, description="correlations")
         self.method = W.Dropdown(options=_method_options(), value=("hmlrf", "hml"), description="method",

@@ -167,8 +167,8 @@ def test_scaling_exponents_and_dataset():
     # a result without first times (an older run's) gives NaN there, not an error
     old = [{k: v for k, v in r.items() if not k.startswith("first_")} for r in (row(1000, 1.0), row(2000, 1.0))]
     assert np.isnan(bench_scale.to_dataset({"n": old, "tags": []})["first_exponent"].values).all()
-    with pytest.raises(ValueError, match="positive"):
-        bench_scale.run(ns=(0, 10))
+    with pytest.raises(ValueError, match="must be an integer >= 31, got 0"):
+        bench_scale.run(ns=(0, 100))
 
 
 def test_stages_repeated_at_the_first_size_are_repeated_at_every_size(monkeypatch):
@@ -180,14 +180,15 @@ def test_stages_repeated_at_the_first_size_are_repeated_at_every_size(monkeypatc
         (tag_calls if n_tags else calls).append((n_tags or n, repeat))
         r = {"n": n, "trees": trees, "n_features": 512, "n_tags": n_tags or 1000, "peak_gb": 1.0, "skipped": {}}
         for s in bench_scale.STAGES:
-            quick = (n == 10 and s == "leaf_knn") or (n_tags == 100 and s == "tag_graph")
+            quick = (n == 100 and s == "leaf_knn") or (n_tags == 100 and s == "tag_graph")
             r[s] = 0.5 if quick else 2.0
             r[f"timings_{s}"] = bench_scale.REPEATS if (r[s] < bench_scale.REPEAT_BELOW or s in repeat) else 1
         return r
 
     monkeypatch.setattr(bench_scale, "_run_one", fake_run_one)
-    bench_scale.run(ns=(10, 20, 40), trees=2, progress=None, dask_workers=1, tags=(100, 1000, 10000), tags_n=30)
-    assert calls[0] == (10, ()) and all(rep == ("leaf_knn",) for _, rep in calls[1:])
+    bench_scale.run(ns=(100, 200, 400), trees=2, progress=None, dask_workers=1, tags=(100, 1000, 10000),
+                    tags_n=300)
+    assert calls[0] == (100, ()) and all(rep == ("leaf_knn",) for _, rep in calls[1:])
     # the tag sweep by the same rule, from its own first vocabulary size
     assert tag_calls == [(100, ()), (1000, ("tag_graph",)), (10000, ("tag_graph",))]
 
@@ -258,12 +259,12 @@ def test_a_repeated_stage_is_not_timed_releasing_its_previous_result():
 
 @pytest.mark.parametrize("argv, msg", [(["--n", "1000,1000"], "names a size twice"),
                                        (["--n", "abc"], "comma-separated integers"),
-                                       (["--n", "0"], "must be positive"),
+                                       (["--n", "0"], "must be an integer >= 31"),
                                        (["--n", ","], "at least one sample count"),
                                        (["--n", "100", "--tags", "100,100"], "names a size twice"),
-                                       (["--n", "100", "--trees", "0"], "--trees must be at least 1"),
-                                       (["--n", "100", "--features", "0"], "--features must be at least 1"),
-                                       (["--n", "100", "--dask", "-1"], "--dask must be at least 0")])
+                                       (["--n", "100", "--trees", "0"], "--trees must be a positive integer"),
+                                       (["--n", "100", "--features", "0"], "--features must be an integer >= 8"),
+                                       (["--n", "100", "--dask", "-1"], "--dask must be an integer >= 0")])
 def test_scale_command_line_refuses_bad_sizes_before_running(argv, msg, monkeypatch, capsys):
     """A repeated size divided a growth exponent by log 1 after the whole sweep had run, and
     lost it; the others were tracebacks, or a child's bare exit status."""

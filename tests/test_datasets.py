@@ -45,17 +45,17 @@ def test_profile_goes_to_make_synthetic(monkeypatch):
 
 def test_arff_conventions(tmp_path, fake_arff):
     corel = tmp_path / "Corel16k005-train.arff"
-    corel.write_text("@relation Corel16k005-train\n")
+    corel.write_text("@relation Corel16k005-train\n@data\n1\n")  # read by the fake loader
     d = load_dataset(corel)
     assert d.name == "corel16k" and fake_arff[-1]["n_features"] == 500 and fake_arff[-1]["path"] == corel
     plain = tmp_path / "scene.arff"
-    plain.write_text("% comment\n@relation scene\n@attribute a numeric\n")
+    plain.write_text("% comment\n@relation scene\n@attribute a numeric\n@data\n1\n")
     with pytest.raises(ValueError, match=r"scene\.arff: cannot tell features from labels.*n_features="):
         load_dataset(plain)
     load_dataset(plain, n_labels=6)
     assert fake_arff[-1]["n_labels"] == 6 and fake_arff[-1]["n_features"] is None
     meka = tmp_path / "meka.arff"
-    meka.write_text("@relation 'Music: -C 6'\n")
+    meka.write_text("@relation 'Music: -C 6'\n@data\n1\n")
     load_dataset(meka)
     assert fake_arff[-1]["path"] == meka and fake_arff[-1]["n_features"] is None
     with pytest.raises(ValueError, match="unexpected options for an ARFF file: recipe"):

@@ -17,7 +17,9 @@ Explicit ``n_features`` / ``n_labels`` win over the ``-C`` option.
 """
 from __future__ import annotations
 
+import gzip
 import re
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -28,11 +30,59 @@ from .container import TaggedData
 _MEKA_C = re.compile(r"-C\s+(-?\d+)")
 
 
+def _open_text(path: Path, errors: str = "strict"):
+    """``path`` as UTF-8 text, a leading byte-order mark dropped (some editors write one,
+    and liac-arff then fails on the first line) and a gzip-compressed file read through
+    gzip (an ``.arff.gz`` saved as ``.arff``)."""
+    with open(path, "rb") as fh:
+        compressed = fh.read(2) == b"\x1f\x8b"
+    if compressed:
+        return gzip.open(path, "rt", encoding="utf-8-sig", errors=errors)
+    return open(path, "r", encoding="utf-8-sig", errors=errors)
+
+
+def _check_arff_file(path: Path):
+    """Say what is wrong with a file that cannot hold an ARFF data set (empty, not text,
+    no ``@relation`` first, no ``@data`` section, no data rows) before parsing it, and
+    return the MEKA ``-C`` option of its ``@relation`` line (None without one).
+    Reads up to the first data row only."""
+    if path.stat().st_size == 0:
+        raise ValueError(f"{path}: the file is empty, not an ARFF data set")
+    meka, state = None, "start"
+    try:
+        with _open_text(path) as fh:
+            for line in fh:
+                if "\x00" in line:
+                    raise ValueError(f"{path}: not an ARFF text file (it holds binary data)")
+                s = line.strip()
+                if not s or s.startswith("%"):
+                    continue
+                if state == "start":
+                    if not s.lower().startswith("@relation"):
+                        raise ValueError(f"{path}: not an ARFF file: its first statement is {s[:40]!r}, "
+                                         f"not @relation")
+                    meka, state = _meka_label_count(s), "header"
+                elif state == "header":
+                    if s.lower().startswith("@data"):
+                        state = "data"
+                else:
+                    return meka
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not an ARFF text file (not UTF-8 text: {exc})") from None
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:  # gzip's errors on a damaged archive
+        raise ValueError(f"{path}: a damaged gzip-compressed file ({exc})") from None
+    if state == "start":
+        raise ValueError(f"{path}: not an ARFF file: no @relation line (only blank lines and comments)")
+    if state == "header":
+        raise ValueError(f"{path}: the ARFF file has no @data section")
+    raise ValueError(f"{path}: the ARFF file has a header but no data rows")
+
+
 def _data_line_numbers(path: Path) -> np.ndarray:
     """1-based file line number of every data row (to name lines in errors)."""
     lines = []
     in_data = False
-    with open(path, "r", encoding="utf-8", errors="replace") as fh:
+    with _open_text(path, errors="replace") as fh:
         for no, line in enumerate(fh, start=1):
             s = line.strip()
             if not in_data:
@@ -93,8 +143,9 @@ def load_arff(path, n_features=None, n_labels=None, label_location="end", name=N
     # 500.7 or '500' used to be truncated / parsed silently
     n_features = None if n_features is None else check_int(n_features, "n_features")
     n_labels = None if n_labels is None else check_int(n_labels, "n_labels")
+    _check_arff_file(path)
     try:
-        with open(path, "r", encoding="utf-8") as fh:
+        with _open_text(path) as fh:
             obj = liac_arff.load(fh)
     except liac_arff.ArffException as exc:
         # liac-arff messages already say "line N"

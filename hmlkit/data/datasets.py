@@ -23,12 +23,11 @@ data set lacks.
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 
-from .arff import load_arff
+from .arff import _check_arff_file, load_arff
 from .container import TaggedData
 from .corel5k import load_corel5k
 from .synthetic import make_synthetic
@@ -45,23 +44,6 @@ ACCEPTED = (
     "or a folder in the official NUS-WIDE layout (ImageList/, NUS_WID_Tags/, Groundtruth/, Low_Level_Features/)"
 )
 
-_MEKA_C = re.compile(r"-C\s+(-?\d+)")
-
-
-def _meka_header_labels(path: Path):
-    """The ``-C`` option of a MEKA ``@relation`` line, or None."""
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            s = line.strip()
-            if not s or s.startswith("%"):
-                continue
-            if s.lower().startswith("@relation"):
-                m = _MEKA_C.search(s)
-                return int(m.group(1)) if m else None
-            return None  # first statement is not @relation
-    return None
-
-
 def is_nuswide_root(path: Path) -> bool:
     return (path / "ImageList" / "Imagelist.txt").is_file() and (path / "NUS_WID_Tags").is_dir()
 
@@ -76,7 +58,8 @@ def _load_arff_spec(path: Path, kw: dict) -> TaggedData:
     if is_corel and n_features is None and n_labels is None:
         n_features = COREL16K_N_FEATURES
         name = name or "corel16k"
-    if n_features is None and n_labels is None and _meka_header_labels(path) is None:
+    meka = _check_arff_file(path)  # an empty, binary or header-only file said as such, not as a layout
+    if n_features is None and n_labels is None and meka is None:
         raise ValueError(
             f"{path}: cannot tell features from labels in this ARFF file; pass n_features= or n_labels= "
             "(mulan keeps the label list in a separate XML file) or use a MEKA header "

@@ -84,11 +84,19 @@ def save_npz(path, data: TaggedData, compressed: bool = True) -> Path:
     if group_names is not None:
         arrays["group_names"] = np.asarray(group_names, dtype=str)
     arrays["meta"] = np.asarray(json.dumps(_jsonable(meta)))
+    if path.is_dir():  # os.replace would fail only after the whole file is written
+        raise IsADirectoryError(f"save_npz: {path} is a directory; give a file path")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
-        (np.savez_compressed if compressed else np.savez)(fh, **arrays)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as fh:
+            (np.savez_compressed if compressed else np.savez)(fh, **arrays)
+        os.replace(tmp, path)
+    except BaseException as e:  # a full disk, Ctrl-C: no half-written temp file left behind
+        tmp.unlink(missing_ok=True)
+        if isinstance(e, OSError) and e.errno is not None:  # OSError(errno, ..) keeps the subclass
+            raise OSError(e.errno, f"save_npz could not write {path}: {e.strerror}") from e
+        raise
     return path
 
 

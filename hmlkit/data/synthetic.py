@@ -333,6 +333,13 @@ def _observe(p, w, Y_true, rng):
     return Y
 
 
+def least_tags(profile):
+    """The fewest tags ``make_synthetic(profile, n_tags=...)`` takes: the abstract and
+    generic tags and one group's topics."""
+    p = PROFILES[profile]
+    return p["n_groups"] + p["n_super"] + p["n_cross"] + p["n_generic"] + p["topics_per_group"]
+
+
 def make_synthetic(
     profile="trecvid",
     n_samples=None,
@@ -421,7 +428,7 @@ def make_synthetic(
         p["n_features"] = int(n_features)
     if n_tags is not None:
         n_fixed = p["n_groups"] + p["n_super"] + p["n_cross"] + p["n_generic"]  # abstract and generic tags
-        least = n_fixed + p["topics_per_group"]
+        least = least_tags(profile)
         if isinstance(n_tags, bool) or not isinstance(n_tags, (int, np.integer)) or n_tags < least:
             raise ValueError(f"n_tags must be an integer >= {least} for the {profile!r} profile, got {n_tags!r}")
         n_topic_tags = p["n_tags"] - n_fixed
