@@ -52,6 +52,19 @@ def check_weight(value, name, auto=False):
     return float(value)
 
 
+def check_verbose(value, name="verbose"):
+    """``value`` as True, False or "auto" (a progress bar: always, never, on long fits);
+    0 and 1 are False and True. Other levels (2, 3, ...) are refused: the kit has one
+    kind of output, so a level would promise more than it gives."""
+    if isinstance(value, str) and value == "auto":
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, numbers.Integral) and value in (0, 1):
+        return bool(value)
+    raise InvalidParameterError(f"{name} must be True, False, 0, 1 or 'auto', got {value!r}")
+
+
 _INT_PARAMS = ("n_estimators", "min_samples_leaf", "n_neighbors")
 _BOOL_PARAMS = ("hierarchy", "correlations", "bootstrap", "oob")
 
@@ -59,8 +72,9 @@ _BOOL_PARAMS = ("hierarchy", "correlations", "bootstrap", "oob")
 def check_estimator_params(est, n_features=None, features_of="X"):
     """Check the common parameters ``est`` has: positive integers (n_estimators,
     min_samples_leaf, n_neighbors, n_clusters unless None), booleans (hierarchy,
-    correlations, bootstrap, oob), ``split_sample`` (None or a positive integer) and ``max_features`` ('sqrt', 'log2', None, an int
-    in [1, n_features] or a float in (0, 1]). Raises :class:`InvalidParameterError`."""
+    correlations, bootstrap, oob), ``split_sample`` (None or a positive integer), ``verbose``
+    (:func:`check_verbose`) and ``max_features`` ('sqrt', 'log2', None, an int in [1, n_features]
+    or a float in (0, 1]). Raises :class:`InvalidParameterError`."""
     for name in _INT_PARAMS:
         if hasattr(est, name):
             check_int(getattr(est, name), name)
@@ -71,6 +85,8 @@ def check_estimator_params(est, n_features=None, features_of="X"):
             check_bool(getattr(est, name), name)
     if getattr(est, "split_sample", None) is not None:
         check_int(est.split_sample, "split_sample")
+    if hasattr(est, "verbose"):
+        check_verbose(est.verbose)
     if hasattr(est, "max_features"):
         mf = est.max_features
         if mf is None or (isinstance(mf, str) and mf in ("sqrt", "log2")):
@@ -105,23 +121,38 @@ def _is_pandas(A):
     return any(c.__module__.startswith("pandas") for c in type(A).__mro__)
 
 
+def _as_array(A, name):
+    """``np.asarray(A)``, a ragged list refused with its argument's name."""
+    try:
+        return np.asarray(A)
+    except ValueError as exc:  # numpy: "... inhomogeneous shape after 1 dimensions ..."
+        raise ValueError(f"{name} must be a 2-D array with one row per sample, all of one length: {exc}") from None
+
+
 def check_X(X, name="X", dtype=np.float32, min_samples=1):
     """Return ``X`` as a C-contiguous 2-D float array, rejecting NaN/inf, complex
     values and finite values too large for ``dtype``. pandas frames, nullable
     dtypes included, are accepted."""
     if sp.issparse(X):
         X = X.toarray()
-    X = np.asarray(_from_frame(X, name))
+    X = _as_array(_from_frame(X, name), name)
     if X.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array (n_samples, n_features), got shape {X.shape}")
+        # "Reshape your data": the words scikit-learn's checks expect of a 1-D X
+        raise ValueError(f"{name} must be a 2-D array (n_samples, n_features), got shape {X.shape}. Reshape your "
+                         f"data: {name}.reshape(-1, 1) for a single feature, {name}.reshape(1, -1) for a single sample")
     if X.shape[0] < min_samples:
-        raise ValueError(f"{name} has {X.shape[0]} samples; at least {min_samples} required")
+        raise ValueError(f"{name} has {X.shape[0]} samples; at least {min_samples} required (shape {X.shape})")
     if X.shape[1] < 1:
-        raise ValueError(f"{name} has no features (shape {X.shape})")
+        raise ValueError(f"{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
+    if X.dtype == object:  # numbers held as Python objects, as scikit-learn takes them
+        try:
+            X = X.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{name} must be numeric: {exc}") from None
     if not np.issubdtype(X.dtype, np.number) and X.dtype != bool:
         raise ValueError(f"{name} must be numeric, got dtype {X.dtype}")
     if np.iscomplexobj(X):
-        raise ValueError(f"{name} must be real, got complex dtype {X.dtype}")
+        raise ValueError(f"{name} must be real: Complex data not supported (dtype {X.dtype})")
     original = X
     with np.errstate(over="ignore"):  # values beyond dtype's range become inf: reported below
         X = np.ascontiguousarray(X, dtype=dtype)
@@ -134,6 +165,37 @@ def check_X(X, name="X", dtype=np.float32, min_samples=1):
                              f"the features")
         raise ValueError(f"{name} contains NaN or inf (first at row {bad[0]}, column {bad[1]})")
     return X
+
+
+def check_X_features(est, X, reset, name="X"):
+    """``check_X(X)`` with scikit-learn's record of the features ``est`` was fitted on.
+
+    ``reset`` (fit): sets ``n_features_in_`` and, when X has string column names (a
+    pandas frame), ``feature_names_in_`` (deleted otherwise). Else (apply, predict): X
+    must have ``n_features_in_`` features and the same names in the same order (a
+    ValueError naming the unseen and missing ones); names on one side only warn, as
+    scikit-learn's own estimators do. The names are compared before ``check_X`` turns a
+    frame into an array: a frame's columns in another order would route every sample
+    down other branches, silently."""
+    from sklearn.utils.validation import _check_feature_names
+
+    _check_feature_names(est, X, reset=reset)
+    X = check_X(X, name)
+    if reset:
+        est.n_features_in_ = X.shape[1]
+    elif X.shape[1] != est.n_features_in_:  # scikit-learn's wording, which its checks expect
+        raise ValueError(f"{name} has {X.shape[1]} features, but {type(est).__name__} is expecting "
+                         f"{est.n_features_in_} features as input.")
+    return X
+
+
+def check_fitted(est, attribute):
+    """A :class:`sklearn.exceptions.NotFittedError` (a ValueError) unless ``est`` has
+    ``attribute``, which its ``fit`` sets."""
+    from sklearn.exceptions import NotFittedError
+
+    if not hasattr(est, attribute):
+        raise NotFittedError(f"this {type(est).__name__} is not fitted yet; call fit(X, Y) first")
 
 
 def unshared(M, source):
@@ -155,6 +217,9 @@ def check_Y(Y, n_samples=None, name="Y"):
     (a bool matrix's sum stays True). Rows with no tag at all are allowed (untagged
     samples). The caller's matrix is never changed.
     """
+    if Y is None:  # scikit-learn's words for a missing target, which its checks expect
+        raise ValueError(f"{name} is None: the estimator requires y to be passed, but the target y is None "
+                         f"(pass the tags, an (n_samples, n_tags) 0/1 matrix)")
     source = Y if sp.issparse(Y) else None
     summed = False  # a tag stored twice in a row, now one entry
     if source is not None:
@@ -171,7 +236,7 @@ def check_Y(Y, n_samples=None, name="Y"):
             summed = summed or Y.nnz < nnz
         vals = Y.data
     else:
-        Y = np.asarray(_from_frame(Y, name))
+        Y = _as_array(_from_frame(Y, name), name)
         if Y.ndim != 2:
             raise ValueError(f"{name} must be a 2-D (n_samples, n_tags) matrix, got shape {Y.shape}")
         vals = Y.ravel()
@@ -284,9 +349,10 @@ def check_random_state_seed(random_state):
 
 class SparseXTags:
     """scikit-learn estimator tags of the kit's estimators: X may be sparse
-    (``check_X`` densifies it; the forest needs dense columns)."""
+    (``check_X`` densifies it; the forest needs dense columns), and fit needs the tags."""
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.target_tags.required = True
         return tags

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from ._validation import (SparseXTags, check_estimator_params, check_n_clusters, check_random_state_seed,
-                          check_weight, check_X, check_Y)
+                          check_weight, check_X_features, check_Y)
 from .affinity import cosine_knn_graph, knn_affinity, knn_graph_from_neighbors, leaf_knn, normalized_graph
 from .forest.estimator import SPLIT_SAMPLE
 from .tokens import resolve_feature_map
@@ -273,6 +273,8 @@ class HMLClustering(SparseXTags, ClusterMixin, BaseEstimator):
     affinity_ : csr (n, n) the symmetric graph clustered
     tag_weight_ : float, the tag weight used
     eigengaps_ : (forest, tags) eigengaps behind an "auto" weight, else None
+    n_features_in_ : int
+    feature_names_in_ : the column names of X, when it had string ones
     """
 
     def __init__(self, n_clusters=8, n_neighbors=20, random_state=None, feature_map="auto", tag_weight=0.5,
@@ -295,7 +297,7 @@ class HMLClustering(SparseXTags, ClusterMixin, BaseEstimator):
         self.split_sample = split_sample
 
     def fit(self, X, Y, layers=None):
-        X = check_X(X)
+        X = check_X_features(self, X, reset=True)
         check_estimator_params(self)
         Y = check_Y(Y, X.shape[0])
         check_n_clusters(self.n_clusters, X.shape[0])
@@ -306,7 +308,6 @@ class HMLClustering(SparseXTags, ClusterMixin, BaseEstimator):
             check_estimator_params(self, n_features=Xf.shape[1],
                                    features_of=f"X through its feature map ({X.shape[1]} -> {Xf.shape[1]})")
         self.forest_ = forest_from(self, bootstrap=self.bootstrap).fit(Xf, Y, layers)
-        self.n_features_in_ = X.shape[1]
         _warn_if_degenerate(X, Y, self.forest_, int(self.n_clusters))
         self.labels_, self.affinity_, self.tag_weight_, self.eigengaps_ = cluster_forest(
             self.forest_, self.n_clusters, self.n_neighbors, self.random_state, Y=Y, tag_weight=self.tag_weight)

@@ -10,7 +10,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from .._validation import SparseXTags, check_estimator_params, check_n_clusters, check_X, check_Y
+from .._validation import (SparseXTags, check_bool, check_estimator_params, check_fitted, check_int, check_n_clusters,
+                           check_X, check_X_features, check_Y)
 from ..affinity import _compact, _leaf_ids, leaf_knn
 from ..affinity import _kernels as KA
 from . import _kernels as KC
@@ -200,12 +201,14 @@ def lift_product_scores(vote, Yq, P, prior, tags_per_sample, lift_exponent, smoo
 
 
 def check_lift_exponent(value):
-    """``lift_exponent`` is None (the forest's vote alone) or a finite real >= 0."""
+    """``lift_exponent`` as None (the forest's vote alone) or a float, refused unless a finite
+    real >= 0."""
     if value is None:
-        return
+        return None
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
             or not np.isfinite(value) or value < 0:
         raise ValueError(f"lift_exponent must be None or a finite number >= 0, got {value!r}")
+    return float(value)
 
 
 class TransductiveScoresMixin:
@@ -286,6 +289,20 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
     and GC) are in [0, 1]; the combined ones are a product with a lift and may exceed
     1 (only their order matters). A sample with no confident leaf or neighbour gets 0;
     observed tags are ranked last.
+
+    Attributes
+    ----------
+    forest_ : the fitted HMLForest
+    Y_ : csr (n, m), the training samples' observed tags
+    method_, n_neighbors_, oob_, lift_exponent_ : the parameters of the fit, checked.
+        ``predict_scores`` reads these, never the parameters themselves: a
+        ``set_params`` after ``fit`` changes nothing until the next ``fit``
+        (the forest was grown for them: ``oob`` decides whether its trees
+        were bootstrapped, ``lift_exponent`` whether the correlations were kept).
+    labels_ : (n,) int64, the global clusters (GC only)
+    feature_map_ : the fitted feature map, or None
+    n_features_in_ : int
+    feature_names_in_ : the column names of X, when it had string ones
     """
 
     def __init__(self, method="AM", n_neighbors=20, n_clusters=None, oob=True, random_state=None,
@@ -322,10 +339,10 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
         from ..cluster import cluster_forest, forest_from
 
         method = self._check_method()
-        X = check_X(X)
+        X = check_X_features(self, X, reset=True)
         check_estimator_params(self)
         Y = check_Y(Y, X.shape[0])
-        check_lift_exponent(self.lift_exponent)
+        lift_exponent = check_lift_exponent(self.lift_exponent)
         if method == "GC":
             if self.n_clusters is None:
                 raise ValueError("method='GC' needs n_clusters (the number of global clusters)")
@@ -337,9 +354,12 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
                                    features_of=f"X through its feature map ({X.shape[1]} -> {Xf.shape[1]})")
         self.forest_ = forest_from(self, bootstrap=bool(self.oob)).fit(Xf, Y, layers)
         self.Y_ = Y
-        self.n_features_in_ = X.shape[1]
+        # what predict_scores reads: the parameters as this fit checked and used them
         self.method_ = method
-        combine = self.lift_exponent is not None and method != "GC"
+        self.n_neighbors_ = check_int(self.n_neighbors, "n_neighbors")
+        self.oob_ = check_bool(self.oob, "oob")
+        self.lift_exponent_ = lift_exponent
+        combine = lift_exponent is not None and method != "GC"
         self.correlations_ = conditional_cooccurrence(Y) if combine else None
         self.tag_prior_ = tag_prior(Y) if combine else None
         if method == "GC":
@@ -350,10 +370,9 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
         """Tag scores (n, m). ``X=None``: the training samples (transductive
         completion, the paper's setting). New ``X``: routed through the trees;
         their known tags ``Y`` (optional) are then ranked last."""
-        if not hasattr(self, "forest_"):
-            raise ValueError("this HMLTagCompleter is not fitted yet; call fit(X, Y) first")
+        check_fitted(self, "forest_")
         train = self.forest_.train_leaves_
-        if self.oob:
+        if self.oob_:
             # a leaf's neighbourhood is the samples the tree was grown on
             train = np.where(self.forest_.inbag_, train, -1).astype(np.int32)
         n, m = self.Y_.shape
@@ -363,9 +382,9 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
                                  "the training samples' own tags are used")
             self_index, Yq = np.arange(n, dtype=np.int64), self.Y_
             # out-of-bag: a sample only looks at the trees grown without it
-            query = np.where(self.forest_.inbag_, -1, self.forest_.train_leaves_).astype(np.int32) if self.oob else None
+            query = np.where(self.forest_.inbag_, -1, self.forest_.train_leaves_).astype(np.int32) if self.oob_ else None
         else:
-            query = self.forest_.apply(self._mapped(check_X(X)))
+            query = self.forest_.apply(self._mapped(check_X_features(self, X, reset=False)))
             self_index = np.full(query.shape[0], -1, np.int64)
             Yq = None if Y is None else check_Y(Y, query.shape[0])
             if Yq is not None and Yq.shape[1] != m:
@@ -385,13 +404,13 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
             scores = KC.local_neighbourhood_scores(q, members, offsets, self_index, indptr, indices, m,
                                                    KA.chunk_bounds(q.shape[0]))
         elif self.method_ == "AM":
-            idx, w = leaf_knn(train, self.n_neighbors, query_leaves=query, self_index=self_index)
-            scores = affinity_measure_scores(idx, w, self.Y_, self.n_neighbors)
+            idx, w = leaf_knn(train, self.n_neighbors_, query_leaves=query, self_index=self_index)
+            scores = affinity_measure_scores(idx, w, self.Y_, self.n_neighbors_)
         else:  # GC
             if X is None:
                 return cluster_tag_scores(self.labels_, self.Y_)
             # a new sample joins the cluster holding most of its affinity among its kNN
-            idx, w = leaf_knn(train, self.n_neighbors, query_leaves=query)
+            idx, w = leaf_knn(train, self.n_neighbors_, query_leaves=query)
             k = int(self.labels_.max()) + 1
             votes = np.zeros((nq, k))
             mask = idx >= 0
@@ -405,7 +424,7 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
             scores[votes.sum(axis=1) == 0] = 0.0
         if self.correlations_ is not None and Yq is not None:
             scores = lift_product_scores(scores, Yq, self.correlations_, self.tag_prior_,
-                                         self.Y_.sum() / n, self.lift_exponent)
+                                         self.Y_.sum() / n, self.lift_exponent_)
         if Yq is None:
             return np.asarray(scores, dtype=np.float64)
         return rank_observed_last(scores, Yq)

@@ -26,7 +26,8 @@ class TaggedData:
     groups : ndarray (n,) int64 or None
         Ground-truth cluster of each sample, when known.
     Y_true : csr_matrix (n, m) uint8 or None
-        The complete tags, when known (for completion studies).
+        The complete tags, when known (for completion studies); every tag of ``Y``
+        must be one of them.
     name : str
         A short label of the data set (profile name or file name).
     meta : dict
@@ -72,6 +73,16 @@ class TaggedData:
             self.Y_true = check_Y(self.Y_true, n, "Y_true")
             if self.Y_true.shape != self.Y.shape:
                 raise ValueError(f"Y_true shape {self.Y_true.shape} differs from Y shape {self.Y.shape}")
+            # the observed tags are a part of the complete ones: a completion study scores the
+            # tags hidden from Y, and an observed tag missing from Y_true is neither hidden nor true
+            extra = (self.Y - self.Y.multiply(self.Y_true)).tocsr()
+            extra.eliminate_zeros()
+            if extra.nnz:
+                i = int(np.repeat(np.arange(n), np.diff(extra.indptr))[0])
+                j = int(extra.indices[extra.indptr[i]])
+                raise ValueError(f"Y_true must hold every observed tag of Y (Y is the observed part of the "
+                                 f"complete tags): {extra.nnz} observed tag(s) are not in Y_true, e.g. sample "
+                                 f"{i}, tag {j} ({self.tag_names[j]!r})")
 
     @property
     def n_samples(self) -> int:

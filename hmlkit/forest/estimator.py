@@ -8,7 +8,8 @@ import os
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._validation import SparseXTags, check_estimator_params, check_layers, check_random_state_seed, check_X, check_Y
+from .._validation import (SparseXTags, check_estimator_params, check_fitted, check_layers, check_random_state_seed,
+                           check_verbose, check_X_features, check_Y)
 from .. import dask_backend
 from . import _builder
 from ._interrupt import grow_trees
@@ -84,7 +85,7 @@ class HMLForest(SparseXTags, BaseEstimator):
         backend (``with joblib.parallel_config(backend="dask")`` and a
         ``dask.distributed.Client``) the trees are grown on the cluster's
         workers instead, with the same result (:mod:`hmlkit.dask_backend`).
-    verbose : bool or "auto", default "auto"
+    verbose : bool, 0, 1 or "auto", default "auto"
         Progress bar; "auto" shows one on long fits.
 
     Attributes
@@ -95,6 +96,8 @@ class HMLForest(SparseXTags, BaseEstimator):
         Whether tree t was grown on sample i.
     layers_ : list of int64 arrays, the hierarchy used.
     n_features_in_, n_tags_, max_features_ : ints
+    feature_names_in_ : (n_features_in_,) object array, only when X had string column names
+        ``apply`` then requires the same names in the same order.
     """
 
     def __init__(self, n_estimators=1000, min_samples_leaf=3, max_features="sqrt", hierarchy=True,
@@ -145,7 +148,7 @@ class HMLForest(SparseXTags, BaseEstimator):
         tag-index arrays, most abstract first; None: one flat layer).
         Samples with no tag at all are allowed: they follow the splits that
         the tagged samples choose."""
-        X = check_X(X)
+        X = check_X_features(self, X, reset=True)
         n, d = X.shape
         Y = check_Y(Y, n)
         layers = check_layers(layers, Y.shape[1])
@@ -164,7 +167,8 @@ class HMLForest(SparseXTags, BaseEstimator):
         boots = [np.sort(boot_rng.integers(0, n, n)) for _ in range(self.n_estimators)] if self.bootstrap else None
         args = tags.kernel_args()
         min_leaf = int(self.min_samples_leaf)
-        show = self.verbose is True or (self.verbose == "auto" and n * self.n_estimators >= 5_000_000)
+        verbose = check_verbose(self.verbose)
+        show = verbose is True or (verbose == "auto" and n * self.n_estimators >= 5_000_000)
         bar = None
         if show:
             from tqdm.auto import tqdm
@@ -182,12 +186,11 @@ class HMLForest(SparseXTags, BaseEstimator):
             if bar is not None:
                 bar.close()
         self._store(results)
-        self.n_features_in_ = d
         self.n_tags_ = Y.shape[1]
         self.layers_ = layers
         self.max_features_ = max_features
         if self.bootstrap:
-            self.train_leaves_ = self.apply(X)
+            self.train_leaves_ = self._apply(X)
             # in-bag flags: tree t was grown without sample i where False
             # (out-of-bag neighbourhoods for completion, Breiman's OOB idea)
             self.inbag_ = np.zeros((n, self.n_estimators), dtype=bool)
@@ -226,16 +229,18 @@ class HMLForest(SparseXTags, BaseEstimator):
 
     # -- using the forest -------------------------------------------------
     def _check_fitted(self):
-        if not hasattr(self, "node_offset_"):
-            raise ValueError("this HMLForest is not fitted yet; call fit(X, Y) first")
+        check_fitted(self, "node_offset_")
 
     def apply(self, X):
         """Leaf index (0..n_leaves-1 per tree) of each sample in each tree,
-        (n, n_estimators) int32; works for samples not seen in training."""
+        (n, n_estimators) int32; works for samples not seen in training. X must have
+        the features of fit, and the same column names in the same order if it had
+        names."""
         self._check_fitted()
-        X = check_X(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features but the forest was fitted with {self.n_features_in_}")
+        return self._apply(check_X_features(self, X, reset=False))
+
+    def _apply(self, X):
+        """``apply`` of a checked X."""
         arrays = (self.node_offset_, self.feature_, self.threshold_, self.children_left_, self.children_right_,
                   self.leaf_id_)
         client = dask_backend.active_client()
