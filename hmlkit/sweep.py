@@ -32,10 +32,10 @@ from ._validation import InvalidParameterError, check_estimator_params, check_in
 ALIASES = {"n_estimators": "tau", "min_samples_leaf": "phi", "layers": "n_layers", "tags_removed": "sparseness"}
 FOREST_KEYS = {"tau": "n_estimators", "phi": "min_samples_leaf"}  # sweep name -> estimator parameter
 DATA_PARAMS = ("sparseness", "n_layers")
-LABELS = {"tau": "tau (trees)", "phi": "phi (leaf size)", "sparseness": "tags removed", "n_layers": "tag layers"}
+LABELS = {"tau": "tau (trees)", "phi": "phi (leaf size)", "sparseness": "tags removed (sparseness)",
+          "n_layers": "tag layers (n_layers)"}
 NOT_SWEPT = ("n_clusters", "random_state", "n_jobs", "verbose")  # set by the sweep itself
 PAPER = "hmlrf_paper"  # HML-RF with the paper's settings (hmlkit.cluster.PAPER_SETTINGS)
-DATASETS = ("trecvid", "nuswide", "corel5k")
 GIVEN = "given"  # the dataset of a sweep run on a TaggedData passed in
 
 
@@ -44,18 +44,13 @@ class SweepBusy(RuntimeError):
 
 
 _RUNNING = threading.Lock()  # held by the one sweep that runs
-_running_label = ""
+_running = {}  # its label
 
 
 def _claim(label):
-    global _running_label
     if not _RUNNING.acquire(blocking=False):
-        raise SweepBusy(f"a sweep is running ({_running_label}): cancel the running sweep first")
-    _running_label = label
-
-
-def _release():
-    _RUNNING.release()
+        raise SweepBusy(f"a sweep is running ({_running.get('label')}): cancel the running sweep first")
+    _running["label"] = label
 
 
 # ----------------------------------------------------------------------------- settings
@@ -433,7 +428,7 @@ class Sweep:
                 raise
         finally:
             self.ended_at = time.time()
-            _release()
+            _RUNNING.release()
             self._emit("end")
 
     @property
@@ -497,46 +492,5 @@ def run_sweep(settings=None, data=None, **kw):
     return ds
 
 
-def plot(ds, metric=None, values=None, ax=None):
-    """The sweep's curve: the mean of ``metric`` over seeds at each point, the seeds' range
-    shaded and each seed a dot; ``values``: the x range to show (the points requested, so
-    the curve grows into it). Works on a Figure without pyplot (safe in a thread)."""
-    from matplotlib.figure import Figure
-
-    metric = metric or ds.attrs.get("metric", "nmi")
-    dim = ds.attrs["parameter"]
-    if ax is None:
-        fig = Figure(figsize=(6.4, 3.4))
-        ax = fig.add_subplot()
-    fig = ax.figure
-    done = ds.isel({dim: np.flatnonzero(ds["status"].values == "done")})
-    xs = list(done[dim].values)
-    wanted = list(values) if values is not None else xs
-    numeric = all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in wanted)
-    pos = (lambda v: float(v)) if numeric else (lambda v: [str(w) for w in wanted].index(str(v)))
-    if len(xs):
-        y = done["score"].sel(metric=metric).values  # (points, seeds)
-        x = np.array([pos(v) for v in xs])
-        ax.fill_between(x, np.nanmin(y, axis=1), np.nanmax(y, axis=1), alpha=0.2, color="C0",
-                        label="seeds' range" if y.shape[1] > 1 else None)
-        for j in range(y.shape[1]):
-            ax.plot(x, y[:, j], ".", color="C0", alpha=0.5)
-        ax.plot(x, np.nanmean(y, axis=1), "o-", color="C0", label=f"mean over {y.shape[1]} seed(s)")
-        ax.legend(loc="best", fontsize=8)
-    if wanted:
-        xw = [pos(v) for v in wanted]
-        lo, hi = min(xw), max(xw)
-        pad = (hi - lo) * 0.05 or 0.5
-        ax.set_xlim(lo - pad, hi + pad)
-        if not numeric:
-            ax.set_xticks(range(len(wanted)), [str(w) for w in wanted])
-    ax.set(xlabel=ds.attrs.get("parameter_label", dim), ylabel=metric,
-           title=f"{ds.attrs['method']} on {ds.attrs['dataset']} ({ds.attrs['profile']}): "
-                 f"{int(ds.attrs['n_points_done'])}/{int(ds.attrs['n_points'])} points")
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return fig
-
-
-__all__ = ["SweepSettings", "Sweep", "SweepBusy", "run_sweep", "plot", "parse_values", "sweepable",
+__all__ = ["SweepSettings", "Sweep", "SweepBusy", "run_sweep", "parse_values", "sweepable",
            "estimator_defaults", "load_base", "point_scores", "canonical"]

@@ -21,6 +21,8 @@ import io
 import threading
 import time
 
+import numpy as np
+
 from . import sweep as sw
 from .studies.config import SCORE_METRICS
 
@@ -85,7 +87,7 @@ class SweepPanel:
         self.metric = W.Dropdown(options=list(SCORE_METRICS), value=first.metric, description="metric",
                                  style=style, layout=lay)
         self.fixed = W.Text(value=fixed if isinstance(fixed, str) else ", ".join(
-            f"{k}={v}" for k, v in sw._fixed_dict(fixed).items()), description="other settings",
+            f"{k}={v}" for k, v in sw._fixed_dict(fixed).items()), description="fixed",
             placeholder="e.g. tau=50, sparseness=0.3", style=style, layout=lay)
         self.name = W.Text(value=name, description="save as", style=style, layout=lay)
         self.start_button = W.Button(description="Start", button_style="success", icon="play")
@@ -94,7 +96,7 @@ class SweepPanel:
         self.progress = W.IntProgress(value=0, min=0, max=1, description="progress", style=style)
         self.progress_text = W.HTML()
         self.status = W.HTML()
-        self.plot = W.Image(format="png")  # an Image, not an Output widget (see hmlkit.widgets)
+        self.plot = W.Image(format="png", layout=W.Layout(width="600px"))  # not an Output widget: see widgets.py
         self.batch = W.HTML()
         for w, cls in ((self.start_button, "start"), (self.cancel_button, "cancel"), (self.save_button, "save"),
                        (self.values, "values"), (self.status, "status"), (self.progress_text, "progress"),
@@ -120,7 +122,7 @@ class SweepPanel:
     # ---------------------------------------------------------------- settings
     @staticmethod
     def _param_options(method, mode):
-        return [(f"{sw.LABELS[p]} ({p})" if p in sw.LABELS else p, p) for p in sw.sweepable(method, mode)]
+        return [(sw.LABELS.get(p, p), p) for p in sw.sweepable(method, mode)]
 
     def _on_method(self, change):
         key, mode = change["new"]
@@ -299,7 +301,7 @@ class SweepPanel:
 
     def _figure(self, ds, sweep=None):
         sweep = sweep or self.sweep
-        return sw.plot(ds, metric=self.metric.value, values=sweep.settings.values if sweep else None)
+        return plot_sweep(ds, metric=self.metric.value, values=sweep.settings.values if sweep else None)
 
     def _redraw(self, sweep=None):
         sweep = sweep or self.sweep
@@ -316,6 +318,51 @@ class SweepPanel:
         from IPython.display import display
 
         display(self.widget)
+
+
+def plot_sweep(ds, metric=None, values=None, ax=None):
+    """The sweep's curve: the mean of ``metric`` over seeds at each point, the seeds' range
+    shaded and each seed a dot; ``values``: the x range to show (the points requested, so
+    the curve grows into it). Works on a Figure without pyplot (safe in a thread)."""
+    from matplotlib.figure import Figure
+
+    metric = metric or ds.attrs.get("metric", "nmi")
+    dim = ds.attrs["parameter"]
+    if ax is None:
+        fig = Figure(figsize=(6.4, 3.2))
+        ax = fig.add_subplot()
+    fig = ax.figure
+    done = ds.isel({dim: np.flatnonzero(ds["status"].values == "done")})
+    xs = list(done[dim].values)
+    wanted = list(values) if values is not None else xs
+    numeric = all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in wanted)
+    pos = (lambda v: float(v)) if numeric else (lambda v: [str(w) for w in wanted].index(str(v)))
+    if len(xs):
+        y = done["score"].sel(metric=metric).values  # (points, seeds)
+        x = np.array([pos(v) for v in xs])
+        ax.fill_between(x, np.nanmin(y, axis=1), np.nanmax(y, axis=1), alpha=0.2, color="C0",
+                        label="seeds' range" if y.shape[1] > 1 else None)
+        for j in range(y.shape[1]):
+            ax.plot(x, y[:, j], ".", color="C0", alpha=0.5)
+        ax.plot(x, np.nanmean(y, axis=1), "o-", color="C0", label=f"mean over {y.shape[1]} seed(s)")
+        ax.legend(loc="best", fontsize=8)
+    if wanted:
+        xw = [pos(v) for v in wanted]
+        lo, hi = min(xw), max(xw)
+        if numeric and lo > 0 and hi / lo >= 20:  # e.g. tau = 10 ... 1000: a log axis spreads the points
+            ax.set_xscale("log")
+            ax.set_xlim(lo / 1.3, hi * 1.3)
+        else:
+            pad = (hi - lo) * 0.05 or 0.5
+            ax.set_xlim(lo - pad, hi + pad)
+        if not numeric:
+            ax.set_xticks(range(len(wanted)), [str(w) for w in wanted])
+    ax.set(xlabel=ds.attrs.get("parameter_label", dim), ylabel=metric,
+           title=f"{ds.attrs['method']} on {ds.attrs['dataset']} ({ds.attrs['profile']}): "
+                 f"{int(ds.attrs['n_points_done'])}/{int(ds.attrs['n_points'])} points")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
 
 
 def _quote(v):

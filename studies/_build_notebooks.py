@@ -316,7 +316,20 @@ def build_bench():
 def build_explore():
     nb = nbf.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    p = nbf.v4.new_code_cell('profile = "quick"\nseed = 0\nn_samples = None\nn_jobs = 1\n')
+    p = nbf.v4.new_code_cell(
+        'profile = "quick"\nseed = 0\nn_samples = None\nn_jobs = 1\n'
+        "# the sweep panel's first settings; sweep_run = True runs that sweep here, headless, and saves it\n"
+        'sweep_dataset = "trecvid"     # trecvid | nuswide (synthetic profiles) | corel5k | a data path with groups\n'
+        'sweep_method = "hmlrf"        # hmlrf | hmlrf_paper | a registered clustering method\n'
+        'sweep_mode = "hml"            # its input mode (hml for HML-RF; vifeat, bitag, blm...)\n'
+        'sweep_param = "tau"           # tau, phi, sparseness, n_layers, or a parameter of the method\n'
+        'sweep_values = "4, 8, 16"     # a list, or "start:stop:count" (e.g. "10:500:8")\n'
+        "sweep_seeds = 1               # seeds seed, seed+1, ... per value\n"
+        'sweep_metric = "nmi"          # plotted (every metric is stored)\n'
+        'sweep_fixed = ""              # the other settings, e.g. "tau=50, sparseness=0.3"\n'
+        'sweep_name = "sweep"          # Save / batch: results_dir/<name>.nc, figures_dir/<name>.png\n'
+        "sweep_run = False\n"
+        'results_dir = "results"\nfigures_dir = "figures"\n')
     p.metadata["tags"] = ["parameters"]
     nb.cells = [
         nbf.v4.new_markdown_cell(
@@ -327,6 +340,19 @@ def build_explore():
                              "from hmlkit.widgets import ExplorePanel\n\n"
                              "panel = ExplorePanel(profile=profile, seed=seed, n_samples=n_samples, n_jobs=n_jobs)\npanel"),
         nbf.v4.new_code_cell("# the history of runs as a table\nimport pandas as pd\npd.DataFrame(panel.history)"),
+        nbf.v4.new_markdown_cell(
+            "## Parameter sweeps\n\nPick a data set, a method, one parameter and its values, the seeds and the "
+            "metric, then **Start**: the sweep runs in a thread, each point is drawn when its seeds are done, "
+            "**Cancel** stops it and keeps the points done, **Save** writes `results_dir/<name>.nc` and "
+            "`figures_dir/<name>.png`. The command under the plot reruns the same sweep in batch."),
+        nbf.v4.new_code_cell(
+            "from hmlkit.sweep_panel import SweepPanel\n\n"
+            "sweep = SweepPanel(profile=profile, seed=seed, n_samples=n_samples, n_jobs=n_jobs, dataset=sweep_dataset,\n"
+            "                   method=sweep_method, mode=sweep_mode, param=sweep_param, values=sweep_values,\n"
+            "                   n_seeds=sweep_seeds, metric=sweep_metric, fixed=sweep_fixed, name=sweep_name,\n"
+            "                   results_dir=results_dir, figures_dir=figures_dir, run=sweep_run)\nsweep"),
+        nbf.v4.new_code_cell("# the sweep's result so far: score(<parameter>, metric, seed), settings in attrs\n"
+                             "sweep.result"),
     ]
     return nb
 
