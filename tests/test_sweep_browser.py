@@ -70,6 +70,24 @@ def lab(tmp_path_factory):
         proc.wait(timeout=30)
 
 
+def _run_to_panel(drv):
+    """Run All, and the sweep panel's Start button. Seen once under heavy load: a Run All
+    clicked as JupyterLab's "Select Kernel" dialog was accepted ran the last cell only
+    (NameError: sweep); the notebook is then run again, as a user would."""
+    from selenium.webdriver.common.by import By
+
+    for _attempt in range(2):
+        _run_all(drv)
+        found = _wait(lambda: drv.find_elements(By.CSS_SELECTOR, ".hmlkit-sweep-start")
+                      or [e for e in drv.find_elements(By.CSS_SELECTOR, ".jp-RenderedText[data-mime-type="
+                                                                      "'application/vnd.jupyter.stderr']")
+                          if "Traceback" in e.text], 180, "the sweep panel", drv)
+        if "hmlkit-sweep-start" in (found[0].get_attribute("class") or ""):
+            return found[0]
+        print("the notebook stopped on an error; running it again:", found[0].text[-200:])
+    pytest.fail("the sweep panel did not appear")
+
+
 def _text(drv, cls):
     from selenium.webdriver.common.by import By
 
@@ -96,8 +114,7 @@ def test_sweep_panel_in_jupyterlab_cancel_and_save(lab, browser, tmp_path):  # n
     _wait(lambda: drv.find_elements(By.CSS_SELECTOR, ".jp-Notebook-ExecutionIndicator[data-status='idle']"), 120,
           "an idle kernel")
     phases = {"lab_open_s": time.time() - t_begin}
-    _run_all(drv)
-    start = _wait(lambda: drv.find_elements(By.CSS_SELECTOR, ".hmlkit-sweep-start"), 180, "the sweep panel", drv)[0]
+    start = _run_to_panel(drv)
     _wait(lambda: "tau" in _text(drv, "param"), 30, "the tau parameter")
     phases["run_all_to_panel_s"] = time.time() - t_begin - phases["lab_open_s"]
     values = drv.find_element(By.CSS_SELECTOR, ".hmlkit-sweep-values input")
