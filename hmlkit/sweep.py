@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ._validation import InvalidParameterError, check_estimator_params, check_int
+from .studies.config import SCORE_METRICS
 
 ALIASES = {"n_estimators": "tau", "min_samples_leaf": "phi", "layers": "n_layers", "tags_removed": "sparseness"}
 FOREST_KEYS = {"tau": "n_estimators", "phi": "min_samples_leaf"}  # sweep name -> estimator parameter
@@ -47,10 +48,17 @@ _RUNNING = threading.Lock()  # held by the one sweep that runs
 _running = {}  # its label
 
 
-def _claim(label):
+def _claim(sweep):
     if not _RUNNING.acquire(blocking=False):
-        raise SweepBusy(f"a sweep is running ({_running.get('label')}): cancel the running sweep first")
-    _running["label"] = label
+        raise SweepBusy(f"a sweep is running ({_running['sweep'].settings.label()}): cancel the running sweep "
+                        "first (its panel's Cancel, or hmlkit.sweep.running_sweep().cancel())")
+    _running["sweep"] = sweep
+
+
+def running_sweep():
+    """The :class:`Sweep` running in this process, or None (e.g. to cancel the sweep of a
+    panel no longer shown)."""
+    return _running.get("sweep") if _RUNNING.locked() else None
 
 
 # ----------------------------------------------------------------------------- settings
@@ -211,7 +219,7 @@ class SweepSettings:
         """A validated copy: names canonical, values parsed and checked one by one; the
         tau of a forest method fixed to the profile's unless given. ValueError naming the
         setting otherwise. Cheap: no data is loaded."""
-        from .studies.config import SCORE_METRICS, check_dataset
+        from .studies.config import check_dataset
         from .studies.profiles import check_profile, settings
 
         check_profile(self.profile)
@@ -357,7 +365,7 @@ class Sweep:
 
     def start(self):
         """Run in a daemon thread; returns at once. SweepBusy if a sweep runs already."""
-        _claim(self.settings.label())
+        _claim(self)
         self.state = "running"
         self.thread = threading.Thread(target=self._run_claimed, name="hmlkit-sweep", daemon=True)
         self.thread.start()
@@ -365,7 +373,7 @@ class Sweep:
 
     def run(self):
         """Run here, to the end or a cancel; returns :attr:`result`."""
-        _claim(self.settings.label())
+        _claim(self)
         self.state = "running"
         self._run_claimed()
         return self.result
@@ -392,7 +400,7 @@ class Sweep:
             self.data_summary = base.summary()
             layered = {}
             for value in s.values:
-                scores = np.full((s.n_seeds, len(_metrics())), np.nan)
+                scores = np.full((s.n_seeds, len(SCORE_METRICS)), np.nan)
                 seconds = np.full(s.n_seeds, np.nan)
                 status, reason, n_done = "done", "", 0
                 for i, seed in enumerate(s.seeds()):
@@ -448,7 +456,7 @@ class Sweep:
         if any(v is None or isinstance(v, str) for v in values):
             values = [str(v) for v in values]
         dim = s.param
-        nm = len(_metrics())
+        nm = len(SCORE_METRICS)
         ds = xr.Dataset(
             {"score": ((dim, "metric", "seed"), np.array([p["scores"].T for p in pts]).reshape(len(pts), nm,
                                                                                                s.n_seeds)),
@@ -456,7 +464,7 @@ class Sweep:
              "finished_at": ((dim,), np.array([p["finished_at"] for p in pts], dtype=float)),
              "status": ((dim,), np.array([p["status"] for p in pts], dtype=str)),
              "reason": ((dim,), np.array([p["reason"] for p in pts], dtype=str))},
-            coords={dim: values, "metric": list(_metrics()), "seed": s.seeds()})
+            coords={dim: values, "metric": list(SCORE_METRICS), "seed": s.seeds()})
         ds.attrs.update({
             "study": "sweep", "parameter": dim, "parameter_label": LABELS.get(dim, dim), "method": s.method,
             "mode": s.mode, "dataset": s.dataset, "profile": s.profile, "seed": s.seed, "n_seeds": s.n_seeds,
@@ -473,12 +481,6 @@ class Sweep:
         return ds
 
 
-def _metrics():
-    from .studies.config import SCORE_METRICS
-
-    return SCORE_METRICS
-
-
 def run_sweep(settings=None, data=None, **kw):
     """Run a sweep here, to the end; returns its Dataset (:attr:`Sweep.result`).
 
@@ -492,5 +494,5 @@ def run_sweep(settings=None, data=None, **kw):
     return ds
 
 
-__all__ = ["SweepSettings", "Sweep", "SweepBusy", "run_sweep", "parse_values", "sweepable",
+__all__ = ["SweepSettings", "Sweep", "SweepBusy", "run_sweep", "running_sweep", "parse_values", "sweepable",
            "estimator_defaults", "load_base", "point_scores", "canonical"]
