@@ -417,6 +417,7 @@ class Sweep:
                     except Exception as exc:  # this value fails; the others run
                         status, reason = "error", f"{s.param}={value!r}: {type(exc).__name__}: {exc}"
                         scores[:] = np.nan
+                        self.fits_done += s.n_seeds - n_done  # its fits will not run: the bar moves on
                         break
                     seconds[i] = time.time() - t0
                     n_done += 1

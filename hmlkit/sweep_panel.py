@@ -268,6 +268,7 @@ class SweepPanel:
             self.progress.value = sweep.fits_done
             self.progress_text.value = self._progress(sweep)
         elif event == "point":
+            self.progress.value = sweep.fits_done
             self.progress_text.value = self._progress(sweep)
             if sweep.points[-1]["status"] != "done":
                 self._fail(f"point failed: {sweep.points[-1]['reason']}")

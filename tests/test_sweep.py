@@ -168,6 +168,7 @@ def test_bad_values_are_messages_in_the_panel(tmp_path):
     assert panel.start() and panel.wait(600)
     assert "tag_weight=2.0: InvalidParameterError: tag_weight must be 'auto' or a number in [0, 1]" in panel.error
     ds = panel.result
+    assert panel.progress.value == panel.progress.max == 2
     assert list(ds.status.values) == ["done", "error"] and np.isfinite(ds.score.sel(tag_weight=0.5)).all()
     # a data set without groups
     bare = SweepPanel(data=replace(toy(n=90), groups=None), values="2")
