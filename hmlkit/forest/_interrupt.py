@@ -7,12 +7,30 @@ as ``SystemError: CPUDispatcher(...) returned a result with an exception set`` (
 handler raises while numba boxes the result). :class:`StopOnInterrupt` replaces the
 handler during the fit with one that only sets a flag; the fit checks it between
 trees and raises a plain ``KeyboardInterrupt`` within one tree's time.
+
+A fit run off the main thread has no SIGINT: :func:`stop_on` names an event that
+stops it the same way (how a sweep run in a thread is cancelled, :mod:`hmlkit.sweep`).
 """
 from __future__ import annotations
 
 import signal
 import threading
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from contextlib import contextmanager
+
+_stop = threading.local()  # .event: the stop_on event of this thread's fits, if any
+
+
+@contextmanager
+def stop_on(event):
+    """Within the block, a forest fit in this thread also stops between trees once
+    ``event`` (a ``threading.Event``, set from any thread) is set, as on Ctrl-C."""
+    saved = getattr(_stop, "event", None)
+    _stop.event = event
+    try:
+        yield event
+    finally:
+        _stop.event = saved
 
 
 class StopOnInterrupt:
@@ -22,6 +40,7 @@ class StopOnInterrupt:
 
     def __init__(self):
         self.event = threading.Event()
+        self.external = getattr(_stop, "event", None)  # stop_on's, read in the fitting thread
         self.saved = None
 
     def __enter__(self):
@@ -39,10 +58,10 @@ class StopOnInterrupt:
 
     @property
     def stopped(self):
-        return self.event.is_set()
+        return self.event.is_set() or (self.external is not None and self.external.is_set())
 
     def check(self):
-        if self.event.is_set():
+        if self.stopped:
             raise KeyboardInterrupt
 
     def results(self, futures, poll=0.1, progress=None):
