@@ -113,16 +113,16 @@ def test_runner_restarts_a_notebook_whose_cell_times_out(tmp_path, monkeypatch):
         "if first:\n    time.sleep(120)")]
     nbformat.write(nb, tmp_path / "hangs_once.ipynb")
     monkeypatch.setattr(runner, "notebook_path", lambda name: tmp_path / f"{name}.ipynb")
-    out = tmp_path / "out.ipynb"
+    stage = runner.Stage.make("hangs_once", [tmp_path])  # where _execute writes the executed notebook
     # _execute sets the thread variables and PYTHONPATH of the process it runs in (a runner
     # worker); here that is the test process, whose numba must not see NUMBA_NUM_THREADS=1
     # afterwards (pool launched with 1 thread, later compiles then read 2 and raise)
     saved = dict(os.environ)
     try:
-        res = runner._execute("hangs_once", {}, out, tmp_path, "python3", cell_timeout=3, retries=0)
+        res = runner._execute("hangs_once", {}, stage, tmp_path, tmp_path, "python3", cell_timeout=3, retries=0)
         assert not res.ok and "3 s cell timeout" in res.error and res.seconds < 60
         (tmp_path / "marker").unlink()
-        res = runner._execute("hangs_once", {}, out, tmp_path, "python3", cell_timeout=3, retries=1)
+        res = runner._execute("hangs_once", {}, stage, tmp_path, tmp_path, "python3", cell_timeout=3, retries=1)
         assert res.ok, res.error
         assert res.seconds < 60
     finally:

@@ -109,11 +109,13 @@ def main(argv=None):
     import time
 
     from ..data import make_synthetic
+    from ..data.datasets import SYNTHETIC_PROFILES
     from ..metrics import clustering_scores
     from . import get_method
+    from .inputs import INPUT_MODES
 
     ap = argparse.ArgumentParser(prog="python -m hmlkit.baselines.run", description=main.__doc__.split("\n")[0])
-    ap.add_argument("--profile", default="trecvid")
+    ap.add_argument("--profile", default="trecvid", choices=SYNTHETIC_PROFILES)
     ap.add_argument("--n-samples", type=int, default=None)
     ap.add_argument("--methods", required=True, help="comma-separated registry names")
     ap.add_argument("--modes", default=None, help="comma-separated input modes (default: all a method takes)")
@@ -121,6 +123,22 @@ def main(argv=None):
     ap.add_argument("--param", action="append", default=[],
                     help="name=value passed to every method whose factory accepts it (repeatable)")
     args = ap.parse_args(argv)
+    # every name checked before the data are made and the first method fits
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    if not methods:
+        ap.error("--methods: no method given")
+    for name in methods:
+        try:
+            kind = get_method(name).kind
+        except ValueError as exc:
+            ap.error(f"--methods: {exc}")
+        if kind != "clustering":
+            ap.error(f"--methods: {name!r} is a {kind} method, not a clustering method")
+    modes = None if args.modes is None else [m.strip() for m in args.modes.split(",") if m.strip()]
+    bad = [m for m in modes or [] if m not in INPUT_MODES]
+    if bad or modes == []:
+        ap.error(f"--modes: unknown input mode(s) {', '.join(map(repr, bad)) or 'none given'}; "
+                 f"known: {', '.join(INPUT_MODES)}")
     params = {}
     for p in args.param:
         k, _, v = p.partition("=")
@@ -131,9 +149,9 @@ def main(argv=None):
     data = make_synthetic(args.profile, n_samples=args.n_samples, random_state=args.seed)
     print(f"# {data!r} seed={args.seed} params={params}")
     print(f"{'method':<14} {'mode':<8} {'purity':>6} {'nmi':>6} {'ri':>6} {'f1':>6} {'ari':>6} {'sec':>7}")
-    for name in args.methods.split(","):
+    for name in methods:
         spec = get_method(name)
-        modes = spec.input_modes if args.modes is None else [m for m in args.modes.split(",") if m in spec.input_modes]
+        modes_of = spec.input_modes if modes is None else [m for m in modes if m in spec.input_modes]
         ok, why = spec.available()
         if not ok:
             print(f"{name:<14} {'':<8} unavailable: {why}")
@@ -143,7 +161,7 @@ def main(argv=None):
         est_params = {k: v for k, v in params.items() if k in taken}
         if len(est_params) < len(params):
             print(f"# {name} takes no parameter {', '.join(sorted(set(params) - set(est_params)))}: not applied")
-        for mode in modes:
+        for mode in modes_of:
             t = time.perf_counter()
             res = run_clustering(name, mode, data, random_state=args.seed, **est_params)
             s = clustering_scores(data.groups, res.labels)

@@ -7,8 +7,10 @@ Results of the standard profile go to ``results/`` and ``figures/``; those of an
 profile to ``results/<profile>/`` and ``figures/<profile>/`` (unless ``--results-dir`` /
 ``--figures-dir`` say otherwise: folders given are taken from where the command runs),
 so a quick run never overwrites standard results.
-``--set`` accepts only parameters of the notebooks run. SIGINT/SIGTERM stop the run, its
-workers and kernels, and keep the previous results (exit status 130 / 143).
+``--set`` accepts only parameters of the notebooks run. A study's results, figure,
+executed notebook and REPORT.md are replaced together when its notebook has run to the
+end. SIGINT/SIGTERM stop the run, its workers and kernels; the studies not finished keep
+their previous results (exit status 130 / 143).
 """
 from __future__ import annotations
 
@@ -45,7 +47,8 @@ def main(argv=None):
     r = sub.add_parser("run", help="execute study notebooks with papermill")
     r.add_argument("names", nargs="*", help=f"studies to run (default all): {', '.join(STUDIES)}")
     r.add_argument("--profile", default="standard", choices=PROFILES)
-    r.add_argument("--jobs", type=int, default=None, help="notebooks at once (default: #cores)")
+    r.add_argument("--jobs", type=int, default=None,
+                   help="notebooks at once (default: #cores; -1 one per core, -2 all cores but one)")
     r.add_argument("--results-dir", default=None, help="default results/ (standard), results/PROFILE/ (others)")
     r.add_argument("--figures-dir", default=None, help="default figures/ (standard), figures/PROFILE/ (others)")
     r.add_argument("--executed-dir", default=None, help="executed notebooks (default results/executed)")
@@ -68,13 +71,21 @@ def main(argv=None):
     if args.cmd == "report":
         from .report import write_report
         from .runner import default_dirs
+        from .saving import check_folder
 
         rd, fd = default_dirs(args.profile)  # in the repository, where run writes them
-        path, claims = write_report(_given(args.results_dir) or REPO_ROOT / rd,
-                                    _given(args.figures_dir) or REPO_ROOT / fd)
+        rd, fd = _given(args.results_dir) or REPO_ROOT / rd, _given(args.figures_dir) or REPO_ROOT / fd
+        try:
+            if not rd.exists():
+                raise ValueError(f"--results-dir {str(rd)!r} not found: no results to report")
+            check_folder(rd, "--results-dir")  # a folder REPORT.md can be written in
+            path, claims = write_report(rd, fd)
+        except (ValueError, OSError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         print(f"{path}: {sum(c.verdict == 'holds' for c in claims)}/{len(claims)} claims hold")
         return 0
-    from .runner import RunStopped, run
+    from .runner import RunStopped, kept_message, run
 
     try:
         res = run(args.names, profile=args.profile, jobs=args.jobs, results_dir=_given(args.results_dir),
@@ -86,7 +97,7 @@ def main(argv=None):
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except RunStopped as exc:
-        print(f"{exc}: workers and kernels stopped, previous results kept", file=sys.stderr)
+        print(f"{exc}: workers and kernels stopped, {kept_message(exc.saved)}", file=sys.stderr)
         return 128 + exc.signum
     return 0 if all(x.ok for x in res) else 1
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -47,14 +48,32 @@ def _not_implemented(ds):
     return out
 
 
-def study_section(name, results_dir, figures_dir=None):
-    """Markdown for one study, and its claim results."""
-    path = Path(results_dir) / f"{name}.nc"
+class UnreadableResult(ValueError):
+    """A results file that exists but cannot be read (corrupt or truncated)."""
+
+
+def _first(name, folder, staged):
+    """``folder/name``, or its new version in the staging folder ``staged`` if there is one."""
+    if staged is not None and (Path(staged) / name).exists():
+        return Path(staged) / name
+    return Path(folder) / name
+
+
+def study_section(name, results_dir, figures_dir=None, staged=(None, None)):
+    """Markdown for one study, and its claim results. ``staged``: the staging folders
+    (results, figures) of a run about to be committed (``hmlkit.studies.runner``), whose
+    files stand for those of ``results_dir`` / ``figures_dir``. A results file that cannot
+    be read raises :class:`UnreadableResult` naming it."""
+    path = _first(f"{name}.nc", results_dir, staged[0])
     lines = [f"## {name}", ""]
     if not path.exists():
-        lines += [f"No result: `{path}` missing (study not run or failed).", ""]
+        lines += [f"No result: `{Path(results_dir) / f'{name}.nc'}` missing (study not run or failed).", ""]
         return lines, []
-    ds = _open(path)
+    try:
+        ds = _open(path)
+    except Exception as exc:  # whatever the netCDF backend raises on a corrupt file
+        raise UnreadableResult(f"{Path(results_dir) / path.name} cannot be read "
+                               f"({type(exc).__name__}: {str(exc).strip() or 'no detail'})") from exc
     attrs = ds.attrs
     lines.append(f"Profile `{attrs.get('profile', '?')}`, seed {attrs.get('seed', '?')}, "
                  f"{attrs.get('duration_s', '?')} s, commit `{attrs.get('git_commit', '?')}`.")
@@ -81,19 +100,29 @@ def study_section(name, results_dir, figures_dir=None):
             lines.append(f"- {what}: {status}" + (f" ({why})" if why else ""))
         lines.append("")
     fig = Path(figures_dir) / f"{name}.png" if figures_dir else Path(attrs.get("figure", ""))
-    if fig and Path(fig).exists():
+    if fig and _first(fig.name, fig.parent, staged[1]).exists():
         rel = os.path.relpath(Path(fig).resolve(), Path(results_dir).resolve())
         lines += [f"![{name}]({rel})", ""]
     return lines, results
 
 
-def write_report(results_dir="results", figures_dir="figures", names=STUDIES, path=None):
-    """Write ``results_dir/REPORT.md`` from the ``.nc`` files found; returns (path, claim results)."""
-    from .saving import write_text_atomic
+def _warn(msg):
+    print(f"warning: {msg}", file=sys.stderr)
 
-    body, allres = [], []
-    for name in names:
-        lines, res = study_section(name, results_dir, figures_dir)
+
+def render_report(results_dir="results", figures_dir="figures", names=None, staged=(None, None), log=_warn):
+    """The text of ``REPORT.md`` from the ``.nc`` files found (and those of ``staged``, as
+    :func:`study_section`) for studies ``names`` (default all), and the claim results. A
+    results file that cannot be read is named at the top, in its section and by ``log``;
+    the other studies are reported."""
+    body, allres, unreadable = [], [], []
+    for name in STUDIES if names is None else names:
+        try:
+            lines, res = study_section(name, results_dir, figures_dir, staged)
+        except UnreadableResult as exc:
+            log(f"{exc}: study {name} is left out of the report")
+            unreadable.append(str(exc))
+            lines, res = [f"## {name}", "", f"**Unreadable result**: {exc}. Run the study again.", ""], []
         body += lines
         allres += res
     counts = {v: sum(r.verdict == v for r in allres) for v in (HOLDS, FAILS, UNCHECKED)}
@@ -111,7 +140,18 @@ def write_report(results_dir="results", figures_dir="figures", names=STUDIES, pa
         head += ["| study | claim | verdict |", "|---|---|---|"]
         head += [f"| {r.study} | {r.text} | {_mark(r)} |" for r in allres]
         head.append("")
-    text = "\n".join(head + body) + "\n"
+    if unreadable:
+        head += [f"**Unreadable results** ({len(unreadable)}, left out above):", ""]
+        head += [f"- {u}" for u in unreadable] + [""]
+    return "\n".join(head + body) + "\n", allres
+
+
+def write_report(results_dir="results", figures_dir="figures", names=None, path=None, log=_warn):
+    """Write ``results_dir/REPORT.md`` from the ``.nc`` files found (:func:`render_report`);
+    returns (path, claim results)."""
+    from .saving import write_text_atomic
+
+    text, allres = render_report(results_dir, figures_dir, names, log=log)
     out = Path(path) if path else Path(results_dir) / "REPORT.md"
     write_text_atomic(text, out)
     return out, allres

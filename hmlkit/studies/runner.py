@@ -1,26 +1,37 @@
 """Run the study notebooks with papermill: validated up front, in parallel where cores allow,
-with progress, executed notebooks kept, results written atomically by the notebooks
-themselves (``hmlkit.studies.saving``), then ``REPORT.md``.
+with progress, executed notebooks kept, then ``REPORT.md``.
+
+A study's files move together: its notebook writes its results and figure into staging
+folders (``hmlkit.studies.saving.staged_path``) and papermill its executed notebook into
+another; once the whole notebook has run, :func:`commit` moves them all into place with
+``REPORT.md`` rewritten to match, in one step that SIGINT / SIGTERM wait for. A failed
+or stopped study's staging folders are removed: its previous results, figure, executed
+notebook and the report stay as they were, all from one run.
 
 The runner owns its children: on SIGTERM or SIGINT it stops its worker processes and
 their Jupyter kernels, removes their temporary files and raises :class:`RunStopped`
-(a ``KeyboardInterrupt``), leaving the previous results, figures, executed notebooks
-and ``REPORT.md`` as they were. A worker whose runner dies (even by SIGKILL) is sent
-SIGTERM by the kernel (Linux ``PR_SET_PDEATHSIG``) and stops its own kernel."""
+(a ``KeyboardInterrupt``); the studies committed before the signal keep their new
+files (``RunStopped.saved``), the others their previous ones. A worker whose runner
+dies (even by SIGKILL) is sent SIGTERM by the kernel (Linux ``PR_SET_PDEATHSIG``) and
+stops its own kernel."""
 from __future__ import annotations
 
 import ast
+import json
 import os
 import shutil
 import signal
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from .._paths import REPO_ROOT
+from .._validation import InvalidParameterError, check_int
 from .profiles import STUDIES, check_profile, check_study
+from .saving import STAGE_ENV, check_folder, make_stage, remove_stale_temps
 
 NOTEBOOK_DIR = REPO_ROOT / "studies"
 EXTRA_NOTEBOOKS = ("explore",)
@@ -82,12 +93,14 @@ def default_dirs(profile):
 
 
 class RunStopped(KeyboardInterrupt):
-    """The run was stopped by a signal (SIGINT or SIGTERM): its children are stopped and
-    the previous results kept. ``signum`` is the signal."""
+    """The run was stopped by a signal (SIGINT or SIGTERM): its children are stopped, the
+    studies in ``saved`` (committed before the signal) have their new files, the others
+    their previous ones. ``signum`` is the signal."""
 
     def __init__(self, signum):
         super().__init__(f"stopped by {signal.Signals(signum).name}")
         self.signum = signum
+        self.saved = []
 
 
 def _descendants():
@@ -126,17 +139,15 @@ def stop_children(timeout=3.0):
     return stopped
 
 
-_WRITING = []  # the temporary executed notebook a worker is writing
-_SOCKETS = []  # the folder of its kernel's IPC sockets (``execute_notebook``)
+_STAGING = []  # the staging folders of the study a worker runs (the runner removes them too)
+_SOCKETS = []  # the folder of its kernel's IPC sockets and connection file (``execute_notebook``)
 
 
 def _worker_stop(signum, frame):
-    """SIGTERM in a worker: stop its kernel, remove its temporary notebook, exit at once."""
+    """SIGTERM in a worker: stop its kernel, remove its staged files, exit at once."""
     try:
         stop_children(timeout=2.0)
-        for p in _WRITING:
-            Path(p).unlink(missing_ok=True)
-        for d in _SOCKETS:
+        for d in _STAGING + _SOCKETS:
             shutil.rmtree(d, ignore_errors=True)
     finally:
         os._exit(128 + signum)
@@ -183,6 +194,26 @@ class _StopOnSignal:
         if self.saved is not None:
             for s in self.SIGNALS:
                 signal.signal(s, signal.SIG_IGN)
+
+    @contextmanager
+    def deferred(self):
+        """Within the block, SIGTERM and SIGINT wait: one that came meanwhile acts at its
+        end (a flag handler rather than a blocked signal mask, which would hold only in
+        this thread while the process's signal may go to another)."""
+        if self.saved is None:
+            yield
+            return
+        came = []
+        handlers = {s: signal.getsignal(s) for s in self.SIGNALS}
+        for s in self.SIGNALS:
+            signal.signal(s, lambda signum, frame: came.append(signum))
+        try:
+            yield
+        finally:
+            for s, h in handlers.items():
+                signal.signal(s, h)
+        if came and callable(handlers[came[0]]):
+            handlers[came[0]](came[0], None)
 
     def __exit__(self, *exc):
         if self.saved is not None:
@@ -264,15 +295,21 @@ def _ipc_kernel_manager(sockets):
     """A kernel manager whose kernel talks over local socket files in the
     folder ``sockets`` (ZeroMQ IPC) instead of TCP ports: nothing listens on
     the network, and ipykernel no longer warns, once per notebook, that its
-    TCP traffic is unencrypted; its shutdown does not interrupt the kernel."""
+    TCP traffic is unencrypted; its shutdown does not interrupt the kernel. Its
+    connection file (which holds the kernel's key) is in ``sockets`` too, not in
+    TMPDIR where a stopped worker would leave it."""
     from jupyter_client.manager import AsyncKernelManager
-    from traitlets import CaselessStrEnum
+    from traitlets import CaselessStrEnum, default
 
     class IPCKernelManager(AsyncKernelManager):
         transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
 
         def _ip_default(self):
             return os.path.join(sockets, "kernel")
+
+        @default("connection_file")
+        def _connection_file_default(self):
+            return os.path.join(sockets, f"kernel-{os.urandom(4).hex()}.json")
 
         async def _async_interrupt_kernel(self):
             # jupyter_client sends SIGINT before every shutdown request; papermill shuts
@@ -287,42 +324,144 @@ def _ipc_kernel_manager(sockets):
     return IPCKernelManager
 
 
-def _execute(name, parameters, output, cwd, kernel_name, cell_timeout=None, retries=TIMEOUT_RETRIES):
+@dataclass
+class Stage:
+    """Where one run of study ``name`` writes until :func:`commit`: a staging folder
+    (``saving.make_stage``) inside each folder it writes to, so that its files move in
+    by a rename; ``folders`` is {folder: its staging folder}."""
+
+    name: str
+    folders: dict
+
+    @classmethod
+    def make(cls, name, folders):
+        stage = cls(name, {})
+        try:
+            for f in dict.fromkeys(Path(os.path.realpath(f)) for f in folders):  # one per distinct folder
+                stage.folders[f] = make_stage(f, name)
+        except BaseException:
+            stage.remove()
+            raise
+        return stage
+
+    def of(self, folder):
+        return self.folders[Path(os.path.realpath(folder))]
+
+    def remove(self):
+        for d in self.folders.values():
+            shutil.rmtree(d, ignore_errors=True)
+
+
+class _KeptWriteError:
+    """A papermill I/O handler for one output path that keeps a failed write's error
+    instead of raising it: papermill saves the notebook after every cell, and on a full
+    disk its error would replace the study's own (the error of the cell that failed).
+    ``error`` is that of the last write (None once a write succeeds)."""
+
+    def __init__(self, path):
+        from papermill.iorw import LocalHandler
+
+        self.path, self.local, self.error = str(path), LocalHandler(), None
+
+    def __getattr__(self, attr):  # read, listdir, pretty_path: papermill's own
+        return getattr(self.local, attr)
+
+    def write(self, buf, path):
+        try:
+            self.local.write(buf, path)
+            self.error = None
+        except OSError as exc:
+            self.error = exc
+            Path(path).unlink(missing_ok=True)  # no partial notebook
+
+    def __enter__(self):
+        from papermill.iorw import papermill_io
+
+        papermill_io.register(self.path, self)  # a prefix: only this exact path is handled here
+        return self
+
+    def __exit__(self, *exc):
+        from papermill.iorw import papermill_io
+
+        # papermill has no unregister: its registry is a list of (prefix, handler)
+        papermill_io._handlers = [h for h in papermill_io._handlers if h[1] is not self]
+
+
+def _keep_failed(staged, failed, write_error):
+    """Keep a failed run's notebook (with the cell and its traceback) at ``failed``, beside
+    the last good one, by a rename (a copy needs room a full disk does not have); what to
+    add to the run's error."""
+    failed.unlink(missing_ok=True)  # an earlier failure's: not this run's
+    if write_error is None and staged.exists():
+        try:
+            os.replace(staged, failed)
+            return f" (the failed notebook, with its traceback: {failed})"
+        except OSError as exc:
+            write_error = exc
+    return f" (its notebook could not be written: {write_error})" if write_error else ""
+
+
+def _execute(name, parameters, stage, executed_dir, cwd, kernel_name, cell_timeout=None, retries=TIMEOUT_RETRIES):
     """One notebook under papermill (runs in a worker process), restarted on a cell
-    timeout as ``execute_notebook`` does; any failure is reported, not raised."""
+    timeout as ``execute_notebook`` does; its results, figure and executed notebook go to
+    ``stage`` (a :class:`Stage`). Any failure is reported, not raised: its error is the
+    study's own, and its notebook is kept as ``<executed_dir>/<name>.failed.ipynb``."""
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(REPO_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
     for var, value in thread_env(parameters.get("n_jobs", 1)).items():
         os.environ.setdefault(var, value)
-    from .saving import atomic_path
-
-    failed = Path(output).with_suffix(".failed.ipynb")
+    # the kernel inherits it: the notebook's atomic writes into its folders go to the stage
+    os.environ[STAGE_ENV] = json.dumps({str(f): str(d) for f, d in stage.folders.items()})
+    _STAGING[:] = list(stage.folders.values())
+    output = stage.of(executed_dir) / f"{name}.ipynb"
+    failed = Path(executed_dir) / f"{name}.failed.ipynb"
     t0 = time.time()
+    writer = _KeptWriteError(output)
     try:
-        # papermill rewrites its output after every cell: it goes to a temporary file that
-        # replaces the previous executed notebook only when the whole notebook ran
-        with atomic_path(output, suffix=".ipynb") as tmp:
-            _WRITING[:] = [tmp]
-            try:
-                execute_notebook(notebook_path(name), tmp, cell_timeout, retries, parameters=parameters,
-                                 cwd=str(cwd), kernel_name=kernel_name, log_output=False)
-            except Exception:
-                # the failed run's notebook, with the cell and its traceback, is kept beside
-                # the last good one (which stays as it was)
-                if Path(tmp).exists():
-                    shutil.copyfile(tmp, failed)
-                raise
-        failed.unlink(missing_ok=True)
-        return RunResult(name, True, time.time() - t0, str(output))
+        with writer:
+            execute_notebook(notebook_path(name), output, cell_timeout, retries, parameters=parameters,
+                             cwd=str(cwd), kernel_name=kernel_name, log_output=False)
+        if writer.error is None:
+            return RunResult(name, True, time.time() - t0, str(Path(executed_dir) / f"{name}.ipynb"))
+        error = "the study ran, but its executed notebook could not be written"
     except TimeoutError as exc:
-        return RunResult(name, False, time.time() - t0, str(output),
-                         f"a cell ran past the {cell_timeout} s cell timeout ({type(exc).__name__}; "
-                         f"{retries + 1} attempt{'s' if retries else ''})")
+        error = (f"a cell ran past the {cell_timeout} s cell timeout ({type(exc).__name__}; "
+                 f"{retries + 1} attempt{'s' if retries else ''})")
     except Exception as exc:  # reported, the other studies go on
         msg = str(exc).strip().splitlines()
-        short = next((l for l in reversed(msg) if l.strip()), type(exc).__name__)
-        where = f" (the failed notebook, with its traceback: {failed})" if failed.exists() else ""
-        return RunResult(name, False, time.time() - t0, str(output), short[:500] + where)
+        error = next((l for l in reversed(msg) if l.strip()), type(exc).__name__)[:500]
+    return RunResult(name, False, time.time() - t0, str(output), error + _keep_failed(output, failed, writer.error))
+
+
+def commit(stage, results_dir, figures_dir, executed_dir, stop, saved, report=True, log=print):
+    """Move the staged files of one study's successful run into place, with ``REPORT.md``
+    rewritten to match (if ``report``), in one step: renames within each file system,
+    with SIGINT / SIGTERM held until its end (``stop``, a :class:`_StopOnSignal`). A stop
+    at any moment so leaves the study's results, figure, executed notebook and REPORT.md
+    all from one run. The study's name is added to the list ``saved`` once its files are
+    in place (before a signal held meanwhile acts). The staging folders are removed in
+    any case. Returns the report's claim results (None without a report)."""
+    results_dir = Path(os.path.realpath(results_dir))
+    try:
+        moves = [(p, folder / p.name) for folder, d in stage.folders.items() for p in sorted(d.iterdir())]
+        claims = None
+        if report:  # written first, beside the staged results; then renamed with them
+            from .report import render_report
+
+            staged_figures = stage.folders.get(Path(os.path.realpath(figures_dir)))
+            text, claims = render_report(results_dir, figures_dir, staged=(stage.of(results_dir), staged_figures),
+                                         log=log)
+            rep = stage.of(results_dir) / ".REPORT.md.tmp"
+            rep.write_text(text)
+            moves.append((rep, results_dir / "REPORT.md"))
+        with stop.deferred():
+            for src, dst in moves:
+                os.replace(src, dst)
+            (Path(executed_dir) / f"{stage.name}.failed.ipynb").unlink(missing_ok=True)  # a stale failure
+            saved.append(stage.name)
+        return claims
+    finally:
+        stage.remove()
 
 
 def resolve_names(names):
@@ -343,6 +482,22 @@ def resolve_names(names):
 RUNNER_OWNED = {"profile": "--profile", "results_dir": "--results-dir", "figures_dir": "--figures-dir"}
 
 
+def resolve_jobs(jobs, n_studies, cores=None):
+    """Notebooks run at once: ``jobs`` (default: one per core), negative as in joblib
+    (-1: one per core, -2: all cores but one), never more than ``n_studies``."""
+    cores = cores or os.cpu_count() or 1
+    if jobs is None:
+        jobs = cores
+    else:
+        jobs = check_int(jobs, "jobs (--jobs)", min_val=-cores)
+        if jobs == 0:
+            raise InvalidParameterError("jobs (--jobs) must be a number of notebooks at once >= 1, or negative as "
+                                        "in joblib (-1: one per core, -2: all cores but one), got 0")
+        if jobs < 0:
+            jobs = cores + 1 + jobs
+    return max(1, min(n_studies, jobs))
+
+
 def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir=None,
         executed_dir=None, parameters=None, kernel_name=None, cwd=None, report=True, log=print,
         cell_timeout="profile"):
@@ -351,16 +506,18 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
     ``cell_timeout``: seconds a cell may run before its notebook is started again (once)
     and then reported failed; "profile" takes ``CELL_TIMEOUT[profile]``, None waits forever.
 
-    ``jobs`` notebooks run at once (default: min(#studies, #cores)); each gets
-    ``n_jobs = cores // jobs`` threads. Results and figures go to ``results_dir`` and
-    ``figures_dir`` (default :func:`default_dirs`: ``results``/``figures`` for the standard
-    profile, ``results/<profile>``/``figures/<profile>`` otherwise). Executed notebooks
-    go to ``executed_dir`` (default ``<results_dir>/executed``). ``parameters`` must be
-    parameters of every notebook run (:func:`check_parameters`). Every argument is
-    checked before anything runs.
+    ``jobs`` notebooks run at once (default: min(#studies, #cores); negative as in joblib,
+    -1 one per core); each gets ``n_jobs = cores // jobs`` threads. Results and figures go
+    to ``results_dir`` and ``figures_dir`` (default :func:`default_dirs`:
+    ``results``/``figures`` for the standard profile, ``results/<profile>``/``figures/<profile>``
+    otherwise). Executed notebooks go to ``executed_dir`` (default ``<results_dir>/executed``).
+    ``parameters`` must be parameters of every notebook run (:func:`check_parameters`).
+    Every argument is checked, and each folder created and written to, before anything runs.
 
-    SIGTERM or SIGINT stops the run: workers and kernels are stopped, their temporary
-    files removed, REPORT.md is not rewritten and :class:`RunStopped` is raised.
+    Each study that runs to its end is committed at once (:func:`commit`): its results,
+    figure, executed notebook and REPORT.md (if ``report``) move into place together.
+    SIGTERM or SIGINT stops the run: workers and kernels are stopped, the unfinished
+    studies' staged files removed and :class:`RunStopped` is raised.
     """
     check_profile(profile)
     names = resolve_names(names)
@@ -380,13 +537,17 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
     if cell_timeout is not None and not cell_timeout > 0:
         raise ValueError(f"cell_timeout must be a positive number of seconds or None, got {cell_timeout!r}")
     cores = os.cpu_count() or 1
-    jobs = max(1, min(len(names), cores if jobs is None else int(jobs)))
+    jobs = resolve_jobs(jobs, len(names), cores)
     n_jobs = max(1, cores // jobs)
     cwd = Path(cwd) if cwd else REPO_ROOT
     results_dir, figures_dir = Path(results_dir), Path(figures_dir)
     executed_dir = Path(executed_dir) if executed_dir else results_dir / "executed"
-    for d in (results_dir, figures_dir, executed_dir):
-        (d if d.is_absolute() else cwd / d).mkdir(parents=True, exist_ok=True)
+    rd, fd, ed = (d if d.is_absolute() else cwd / d for d in (results_dir, figures_dir, executed_dir))
+    for d, what in ((rd, "results_dir (--results-dir)"), (fd, "figures_dir (--figures-dir)"),
+                    (ed, "executed_dir (--executed-dir)")):
+        check_folder(d, what)
+    for d in (rd, fd, ed):  # staged files of a run that was killed (SIGKILL: no clean-up)
+        remove_stale_temps(d)
     if kernel_name is None:
         kernel_name = os.environ.get("HMLKIT_KERNEL", "python3")
     base = {"profile": profile, "results_dir": str(results_dir), "figures_dir": str(figures_dir),
@@ -397,10 +558,8 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
         log(f"method {name} is unavailable ({why}): its rows will say so and the claims comparing HML-RF "
             f"with it will be 'not checked'")
     t0 = time.time()
-    results = []
-    rd = results_dir if results_dir.is_absolute() else cwd / results_dir
-    fd = figures_dir if figures_dir.is_absolute() else cwd / figures_dir
-    ed = executed_dir if executed_dir.is_absolute() else cwd / executed_dir
+    results, saved, claims = [], [], None
+    stages = {}  # the studies not committed yet
     with _StopOnSignal() as stop:
         pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
         try:
@@ -409,9 +568,15 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
             for name in sorted(names, key=_submit_rank):
                 # the base parameters a notebook has (explore has no results_dir), then the user's
                 params = {k: v for k, v in base.items() if k in valid[name]}
-                futs[pool.submit(_execute, name, params, ed / f"{name}.ipynb", cwd, kernel_name, cell_timeout)] = name
+                stages[name] = Stage.make(name, (rd, fd, ed))
+                futs[pool.submit(_execute, name, params, stages[name], ed, cwd, kernel_name, cell_timeout)] = name
             for i, fut in enumerate(as_completed(futs), 1):
                 r = fut.result()
+                stage = stages.pop(r.name)
+                if r.ok:
+                    claims = commit(stage, rd, fd, ed, stop, saved, report=report, log=log)
+                else:
+                    stage.remove()
                 results.append(r)
                 state = "ok" if r.ok else f"FAILED: {r.error}"
                 log(f"[{i}/{len(names)}] {r.name}: {state} ({r.seconds:.1f}s, elapsed {time.time() - t0:.0f}s)")
@@ -420,18 +585,28 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
             stop.ignore()
             stopped = stop_children()
             pool.shutdown(wait=False, cancel_futures=True)
-            from .saving import remove_stale_temps
-
+            for stage in stages.values():
+                stage.remove()
             for d in (rd, fd, ed):
                 remove_stale_temps(d, dead_pids=stopped)
+            if isinstance(exc, RunStopped):
+                exc.saved = list(saved)
             if isinstance(exc, KeyboardInterrupt):
-                log(f"stopped ({exc}): {len(stopped)} worker/kernel processes ended; previous results kept")
+                log(f"stopped ({exc}): {len(stopped)} worker/kernel processes ended; {kept_message(saved)}")
             raise
         if report:
-            from .report import write_report
+            if claims is None:  # no study committed: the report of the results there are
+                from .report import write_report
 
-            path, claims = write_report(rd, fd)
+                _, claims = write_report(rd, fd, log=log)
             n_hold = sum(c.verdict == "holds" for c in claims)
-            log(f"report: {path} ({n_hold}/{len(claims)} claims hold)")
+            log(f"report: {rd / 'REPORT.md'} ({n_hold}/{len(claims)} claims hold)")
     log(f"done in {time.time() - t0:.0f}s: {sum(r.ok for r in results)}/{len(results)} studies ok")
     return sorted(results, key=lambda r: names.index(r.name))
+
+
+def kept_message(saved):
+    """What a stopped run kept: the previous results, but those of the studies it saved."""
+    if not saved:
+        return "previous results kept"
+    return f"new results of {', '.join(saved)} saved, the other studies' previous results kept"

@@ -14,12 +14,20 @@ A temporary file is named ``.<name>.<pid>-<random>.tmp<suffix>`` beside its targ
 ``pid`` being the writing process. One left behind by a process that was killed
 (SIGKILL, or a kernel stopped mid-save) is removed by the next write of the same
 file, and by the study runner when it ends (:func:`remove_stale_temps`).
+
+Staging: under the study runner, a notebook's atomic writes into its results and
+figures folders go to a staging folder in each (:func:`staged_path`, set by the runner
+through ``HMLKIT_STAGE_DIRS``); the runner moves them into place together with the
+executed notebook and ``REPORT.md`` once the whole notebook has run, so that a stop at
+any moment leaves all of them from one run. A staging folder is named like a
+temporary file (``.<study>.<pid>-<random>.tmp.stage``) and removed as one.
 """
 from __future__ import annotations
 
 import json
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import time
@@ -29,6 +37,7 @@ from pathlib import Path
 from .config import jsonable
 from .keys import result_attrs
 
+STAGE_ENV = "HMLKIT_STAGE_DIRS"  # JSON {folder: its staging folder}, set by the runner
 _TMP_RE = re.compile(r"^\.(?P<target>.+?)\.(?:(?P<pid>\d+)-)?[A-Za-z0-9_]+\.tmp(?:\.[A-Za-z0-9]+)?$")
 
 
@@ -70,7 +79,7 @@ def remove_stale_temps(directory, target=None, dead_pids=()):
     ``target`` only, if given) whose writing process is gone, or is one of
     ``dead_pids`` (processes the caller stopped). A temporary file without a pid
     in its name (written by an older version of the kit) counts as stale.
-    Returns the paths removed."""
+    Staging folders (:func:`make_stage`) are removed the same way. Returns the paths removed."""
     directory = Path(directory)
     dead = {int(p) for p in dead_pids}
     removed = []
@@ -84,11 +93,55 @@ def remove_stale_temps(directory, target=None, dead_pids=()):
         if pid is not None and int(pid) not in dead and _pid_alive(int(pid)):
             continue  # a live process (maybe this one) is writing it
         try:
-            p.unlink()
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p)
+            else:
+                p.unlink()
             removed.append(p)
         except FileNotFoundError:
             pass
     return removed
+
+
+def check_folder(path, what):
+    """Folder ``path``, created if need be, after writing a file in it: permission bits
+    alone do not stop root, a read-only mount does. Raises ``ValueError`` naming ``what``
+    (the argument that gave the folder) and the path if ``path`` is a file or cannot be
+    created or written to."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{what} {str(path)!r} is a file, not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"{what} {str(path)!r} cannot be created ({exc.strerror or exc})") from None
+    try:  # named as a temporary file of this process: swept by remove_stale_temps if left
+        fd, probe = tempfile.mkstemp(prefix=f".write-check.{os.getpid()}-", suffix=".tmp", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ValueError(f"{what} {str(path)!r} is not writable ({exc.strerror or exc})") from None
+    return path
+
+
+def make_stage(directory, name):
+    """A new, empty staging folder for study ``name`` inside ``directory`` (on the same
+    file system, so that its files move into ``directory`` by an atomic rename); named
+    as a temporary file of this process, so a stale one is removed by
+    :func:`remove_stale_temps`."""
+    return Path(tempfile.mkdtemp(prefix=f".{name}.{os.getpid()}-", suffix=".tmp.stage", dir=directory))
+
+
+def staged_path(path):
+    """Where a write to ``path`` goes: into the staging folder of its folder when the
+    runner staged that folder (``HMLKIT_STAGE_DIRS``), else ``path`` itself."""
+    path = Path(path)
+    stages = os.environ.get(STAGE_ENV)
+    if stages:
+        stage = json.loads(stages).get(os.path.realpath(path.parent))
+        if stage:
+            return Path(stage) / path.name
+    return path
 
 
 @contextmanager
@@ -98,8 +151,10 @@ def atomic_path(path, suffix=""):
     rename it onto ``path`` (atomic on one file system). On an error the
     temporary file is removed and ``path`` is left as it was. Stale temporary
     files of ``path`` left by killed processes are removed first. ``suffix`` ends
-    the temporary name (e.g. ``".ipynb"`` for tools that look at the extension)."""
-    path = Path(path)
+    the temporary name (e.g. ``".ipynb"`` for tools that look at the extension).
+    Under the study runner, a ``path`` in a staged folder is written into its staging
+    folder instead (:func:`staged_path`)."""
+    path = staged_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(path.parent, target=path.name)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}-", suffix=f".tmp{suffix}", dir=path.parent)
