@@ -1,6 +1,7 @@
 # hmlkit: two commands do everything.
-#   make studies   set up .venv if missing, run the studies (PROFILE=quick|standard|paper;
-#                  standard writes results/ and figures/, others results/PROFILE/, figures/PROFILE/)
+#   make studies   set up .venv if missing, run the studies whose results are not up to date
+#                  (PROFILE=quick|standard|paper; standard writes results/ and figures/, others
+#                  results/PROFILE/, figures/PROFILE/; FORCE=1 runs them all, DRY_RUN=1 only lists)
 #   make test      set up .venv if missing, run the test suite
 PYTHON ?= python3
 VENV   ?= .venv
@@ -28,7 +29,7 @@ install-deep: install
 # studies and tests take the deep extra too, so DCCA / DCCAE run (their rows and tests
 # say "unavailable" where torch cannot be installed)
 studies: install-deep
-	$(BIN)/python -m hmlkit.studies run --profile $(PROFILE)
+	$(BIN)/python -m hmlkit.studies run --profile $(PROFILE) $(if $(filter 1,$(FORCE)),--force) $(if $(filter 1,$(DRY_RUN)),--dry-run)
 
 demo: install
 	$(BIN)/python -m hmlkit.demo

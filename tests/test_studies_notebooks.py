@@ -112,6 +112,67 @@ def _digest(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _rerun(out, **kw):
+    return {r.name: r for r in run(ALL, profile="quick", jobs=2, results_dir=out / "results",
+                                   figures_dir=out / "figures", log=lambda *a: None, **kw)}
+
+
+def test_a_second_run_with_nothing_changed_runs_nothing(quick_run):
+    out, _, _ = quick_run
+    files = sorted(p for p in out.rglob("*") if p.is_file())
+    stamps = [p.stat().st_mtime_ns for p in files]
+    res = _rerun(out)
+    assert all(r.up_to_date and r.ok for r in res.values()), {n: r.reason for n, r in res.items() if not r.up_to_date}
+    assert [p.stat().st_mtime_ns for p in files] == stamps  # not one file rewritten
+
+
+def test_dry_run_names_what_a_set_parameter_reruns(quick_run):
+    out, _, _ = quick_run
+    name = "table4_hierarchy_depth"
+    res = {r.name: r for r in run([name], profile="quick", results_dir=out / "results",
+                                  figures_dir=out / "figures", parameters={"seed": 1}, dry_run=True,
+                                  log=lambda *a: None)}
+    assert res[name].reason == "parameters changed: seed '(default)' -> 1"
+    res = _rerun(out, dry_run=True)
+    assert all(r.up_to_date for r in res.values())  # the other studies, and this one unset
+    assert all(r.reason == "--force" for r in _rerun(out, dry_run=True, force=True).values())
+
+
+def test_a_change_reruns_the_studies_that_used_what_changed(quick_run, monkeypatch):
+    """As if a file changed: a study reruns when a kit module it loaded changed (a forest
+    source: the studies that fit a forest, and not the seed studies that do not), never
+    for a file it did not use (README.md)."""
+    import json
+
+    import netCDF4
+
+    from hmlkit.studies import keys
+
+    out, _, _ = quick_run
+    real = keys.file_digest
+
+    def changed(suffixes):
+        return lambda path: "changed" if str(path).endswith(suffixes) else real(path)
+
+    monkeypatch.setattr(keys, "file_digest", changed(("README.md",)))
+    assert all(r.up_to_date for r in _rerun(out, dry_run=True).values())
+    monkeypatch.setattr(keys, "file_digest", changed(("hmlkit/forest/estimator.py",)))
+    res = _rerun(out, dry_run=True)
+    fits_forest = set()
+    for name in STUDIES:
+        with netCDF4.Dataset(str(out / "results" / f"{name}.nc")) as ds:
+            if "hmlkit/forest/estimator.py" in json.loads(ds.run_deps)["modules"]:
+                fits_forest.add(name)
+    assert {n for n, r in res.items() if not r.up_to_date} == fits_forest
+    assert all(res[n].reason == "kit code changed: hmlkit/forest/estimator.py" for n in fits_forest)
+    assert {"table1_trecvid_clustering", "fig8_parameters", "real_corel", "table6_8_completion"} <= fits_forest
+    assert not {"seed_ghfart", "seed_lmmc"} & fits_forest
+    monkeypatch.setattr(keys, "file_digest", changed(("Corel5k-train-sparse.arff",)))
+    res = _rerun(out, dry_run=True)
+    assert res["real_corel"].reason.startswith("data changed: ") and "Corel5k" in res["real_corel"].reason
+    assert res["table1_trecvid_clustering"].up_to_date
+
+
 def test_failed_run_keeps_previous_results_and_rerun_is_identical(quick_run, tmp_path):
     out, _, _ = quick_run
     name = "table5_abstractness"
@@ -133,7 +194,7 @@ def test_failed_run_keeps_previous_results_and_rerun_is_identical(quick_run, tmp
     assert (_digest(nc), _digest(png)) == digests
     # rerun with the same parameters: identical numbers
     again = run([name], profile="quick", results_dir=out / "results", figures_dir=out / "figures",
-                executed_dir=tmp_path, report=False, log=lambda *a: None)
+                executed_dir=tmp_path, report=False, log=lambda *a: None, force=True)
     assert again[0].ok
     with xr.open_dataset(nc) as ds:
         xr.testing.assert_equal(ds[list(ds.data_vars)].load(), before[list(before.data_vars)])

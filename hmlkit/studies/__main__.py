@@ -7,6 +7,9 @@ Results of the standard profile go to ``results/`` and ``figures/``; those of an
 profile to ``results/<profile>/`` and ``figures/<profile>/`` (unless ``--results-dir`` /
 ``--figures-dir`` say otherwise: folders given are taken from where the command runs),
 so a quick run never overwrites standard results.
+Only the studies whose stored result is missing, failed or out of date run (its key:
+the notebook's code, the parameters, the libraries, the kit's code and the data it
+used); ``--force`` runs them anyway, ``--dry-run`` lists each with the reason it would run.
 ``--set`` accepts only parameters of the notebooks run. A study's results, figure,
 executed notebook and REPORT.md are replaced together when its notebook has run to the
 end. SIGINT/SIGTERM stop the run, its workers and kernels; the studies not finished keep
@@ -55,6 +58,10 @@ def main(argv=None):
     r.add_argument("--set", type=_param, action="append", default=[], metavar="KEY=VALUE",
                    help="override a notebook parameter, e.g. --set seed=1")
     r.add_argument("--kernel", default=None, help="Jupyter kernel name (default python3)")
+    r.add_argument("--force", action="store_true",
+                   help="run every study named, even those whose stored result is up to date")
+    r.add_argument("--dry-run", action="store_true",
+                   help="run nothing: list each study as up to date or with the reason it would run")
     r.add_argument("--cell-timeout", type=float, default=None, metavar="SECONDS",
                    help="seconds a cell may run before its notebook is restarted once, then failed "
                         "(default by profile: quick 600, standard 3600, paper none)")
@@ -91,7 +98,7 @@ def main(argv=None):
         res = run(args.names, profile=args.profile, jobs=args.jobs, results_dir=_given(args.results_dir),
                   figures_dir=_given(args.figures_dir), executed_dir=_given(args.executed_dir),
                   parameters=dict(args.set),
-                  kernel_name=args.kernel,
+                  kernel_name=args.kernel, force=args.force, dry_run=args.dry_run,
                   cell_timeout="profile" if args.cell_timeout is None else args.cell_timeout)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)

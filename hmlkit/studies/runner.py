@@ -23,14 +23,18 @@ import shutil
 import signal
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import tempfile
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from .._paths import REPO_ROOT
 from .._validation import InvalidParameterError, check_int
+from . import keys
 from .profiles import STUDIES, check_profile, check_study
+from .progress import ENV_FILE as PROGRESS_ENV
+from .progress import read_status
 from .saving import STAGE_ENV, check_folder, make_stage, remove_stale_temps
 
 NOTEBOOK_DIR = REPO_ROOT / "studies"
@@ -39,11 +43,15 @@ EXTRA_NOTEBOOKS = ("explore",)
 
 @dataclass
 class RunResult:
+    """One study of a run: ``ok`` if it ran to its end or was up to date (``up_to_date``:
+    not run, its stored result made with the same key); ``reason`` why it ran."""
     name: str
     ok: bool
     seconds: float
     output: str
     error: str = ""
+    up_to_date: bool = False
+    reason: str = ""
 
 
 def notebook_path(name):
@@ -401,17 +409,26 @@ def _keep_failed(staged, failed, write_error):
     return f" (its notebook could not be written: {write_error})" if write_error else ""
 
 
-def _execute(name, parameters, stage, executed_dir, cwd, kernel_name, cell_timeout=None, retries=TIMEOUT_RETRIES):
+def _execute(name, parameters, stage, executed_dir, cwd, kernel_name, cell_timeout=None, retries=TIMEOUT_RETRIES,
+             run_key=None, progress_file=None):
     """One notebook under papermill (runs in a worker process), restarted on a cell
     timeout as ``execute_notebook`` does; its results, figure and executed notebook go to
     ``stage`` (a :class:`Stage`). Any failure is reported, not raised: its error is the
-    study's own, and its notebook is kept as ``<executed_dir>/<name>.failed.ipynb``."""
+    study's own, and its notebook is kept as ``<executed_dir>/<name>.failed.ipynb``.
+    The kernel stores ``run_key`` (:func:`hmlkit.studies.keys.run_key`) in the result and
+    writes its progress to ``progress_file``."""
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(REPO_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
     for var, value in thread_env(parameters.get("n_jobs", 1)).items():
         os.environ.setdefault(var, value)
     # the kernel inherits it: the notebook's atomic writes into its folders go to the stage
     os.environ[STAGE_ENV] = json.dumps({str(f): str(d) for f, d in stage.folders.items()})
+    for var, value in ((keys.ENV_KEY, run_key and json.dumps(run_key, sort_keys=True)),
+                       (PROGRESS_ENV, progress_file and str(progress_file))):
+        if value:
+            os.environ[var] = value
+        else:
+            os.environ.pop(var, None)
     _STAGING[:] = list(stage.folders.values())
     output = stage.of(executed_dir) / f"{name}.ipynb"
     failed = Path(executed_dir) / f"{name}.failed.ipynb"
@@ -500,8 +517,15 @@ def resolve_jobs(jobs, n_studies, cores=None):
 
 def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir=None,
         executed_dir=None, parameters=None, kernel_name=None, cwd=None, report=True, log=print,
-        cell_timeout="profile"):
+        cell_timeout="profile", force=False, dry_run=False, progress_every=30.0):
     """Execute studies ``names`` (all by default) in ``profile``; returns [RunResult].
+
+    Only the studies whose stored result is missing, failed or made with another key
+    run (:mod:`hmlkit.studies.keys`: the notebook's code, the parameters, the libraries,
+    the kit's code and the data the study used); the others are up to date. ``force``
+    runs them all; ``dry_run`` runs nothing and returns each study with the reason it
+    would run (``up_to_date`` if none). A running study's progress is logged every
+    ``progress_every`` seconds.
 
     ``cell_timeout``: seconds a cell may run before its notebook is started again (once)
     and then reported failed; "profile" takes ``CELL_TIMEOUT[profile]``, None waits forever.
@@ -543,6 +567,21 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
     results_dir, figures_dir = Path(results_dir), Path(figures_dir)
     executed_dir = Path(executed_dir) if executed_dir else results_dir / "executed"
     rd, fd, ed = (d if d.is_absolute() else cwd / d for d in (results_dir, figures_dir, executed_dir))
+    base = {"profile": profile, "results_dir": str(results_dir), "figures_dir": str(figures_dir),
+            "n_jobs": n_jobs}
+    base.update(parameters or {})
+    # the base parameters a notebook has (explore has no results_dir), then the user's
+    params = {name: {k: v for k, v in base.items() if k in valid[name]} for name in names}
+    run_keys = {name: keys.run_key(notebook_path(name), params[name]) for name in names}
+    reasons = {name: "--force" if force else keys.status(name, run_keys[name], rd, fd, ed) for name in names}
+    todo = [n for n in names if reasons[n]]
+    fresh = [n for n in names if not reasons[n]]
+    for name in names:
+        log(f"  {name}: " + (f"to run ({reasons[name]})" if reasons[name] else "up to date"))
+    if dry_run:
+        log(f"dry run: {len(todo)} of {len(names)} studies would run, {len(fresh)} up to date")
+        return [RunResult(n, True, 0.0, str(rd / f"{n}.nc"), up_to_date=not reasons[n], reason=reasons[n] or "")
+                for n in names]
     for d, what in ((rd, "results_dir (--results-dir)"), (fd, "figures_dir (--figures-dir)"),
                     (ed, "executed_dir (--executed-dir)")):
         check_folder(d, what)
@@ -550,59 +589,94 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
         remove_stale_temps(d)
     if kernel_name is None:
         kernel_name = os.environ.get("HMLKIT_KERNEL", "python3")
-    base = {"profile": profile, "results_dir": str(results_dir), "figures_dir": str(figures_dir),
-            "n_jobs": n_jobs}
-    base.update(parameters or {})
-    log(f"running {len(names)} studies, profile={profile}, {jobs} at once, n_jobs={n_jobs} each")
-    for name, why in unavailable_methods():
-        log(f"method {name} is unavailable ({why}): its rows will say so and the claims comparing HML-RF "
-            f"with it will be 'not checked'")
+    jobs = max(1, min(jobs, len(todo)))
+    n_jobs = max(1, cores // jobs)
+    for name in todo:
+        if "n_jobs" in params[name] and "n_jobs" not in (parameters or {}):
+            params[name]["n_jobs"] = n_jobs
     t0 = time.time()
-    results, saved, claims = [], [], None
-    stages = {}  # the studies not committed yet
-    with _StopOnSignal() as stop:
-        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
-        try:
-            futs = {}
-            # the longest notebooks first, so that none of them starts last and runs alone
-            for name in sorted(names, key=_submit_rank):
-                # the base parameters a notebook has (explore has no results_dir), then the user's
-                params = {k: v for k, v in base.items() if k in valid[name]}
-                stages[name] = Stage.make(name, (rd, fd, ed))
-                futs[pool.submit(_execute, name, params, stages[name], ed, cwd, kernel_name, cell_timeout)] = name
-            for i, fut in enumerate(as_completed(futs), 1):
-                r = fut.result()
-                stage = stages.pop(r.name)
-                if r.ok:
-                    claims = commit(stage, rd, fd, ed, stop, saved, report=report, log=log)
-                else:
-                    stage.remove()
-                results.append(r)
-                state = "ok" if r.ok else f"FAILED: {r.error}"
-                log(f"[{i}/{len(names)}] {r.name}: {state} ({r.seconds:.1f}s, elapsed {time.time() - t0:.0f}s)")
-            pool.shutdown(wait=True)
-        except BaseException as exc:
-            stop.ignore()
-            stopped = stop_children()
-            pool.shutdown(wait=False, cancel_futures=True)
-            for stage in stages.values():
-                stage.remove()
-            for d in (rd, fd, ed):
-                remove_stale_temps(d, dead_pids=stopped)
-            if isinstance(exc, RunStopped):
-                exc.saved = list(saved)
-            if isinstance(exc, KeyboardInterrupt):
-                log(f"stopped ({exc}): {len(stopped)} worker/kernel processes ended; {kept_message(saved)}")
-            raise
-        if report:
-            if claims is None:  # no study committed: the report of the results there are
-                from .report import write_report
+    results = [RunResult(n, True, 0.0, str(rd / f"{n}.nc"), up_to_date=True) for n in fresh]
+    saved, claims = [], None
+    if todo:
+        log(f"running {len(todo)} of {len(names)} studies, profile={profile}, {jobs} at once, "
+            f"n_jobs={n_jobs} each ({len(fresh)} up to date)")
+        for name, why in unavailable_methods():
+            log(f"method {name} is unavailable ({why}): its rows will say so and the claims comparing HML-RF "
+                f"with it will be 'not checked'")
+        claims = _run_pool(todo, params, run_keys, reasons, jobs, rd, fd, ed, cwd, kernel_name, cell_timeout,
+                           report, log, progress_every, results, saved, t0)
+    if report and (claims is not None or not (rd / "REPORT.md").exists()):
+        if claims is None:  # no study committed: the report of the results there are
+            from .report import write_report
 
-                _, claims = write_report(rd, fd, log=log)
-            n_hold = sum(c.verdict == "holds" for c in claims)
-            log(f"report: {rd / 'REPORT.md'} ({n_hold}/{len(claims)} claims hold)")
-    log(f"done in {time.time() - t0:.0f}s: {sum(r.ok for r in results)}/{len(results)} studies ok")
+            _, claims = write_report(rd, fd, log=log)
+        n_hold = sum(c.verdict == "holds" for c in claims)
+        log(f"report: {rd / 'REPORT.md'} ({n_hold}/{len(claims)} claims hold)")
+    ran = [r.name for r in results if not r.up_to_date]
+    ok = sum(r.ok for r in results if not r.up_to_date)
+    log(f"done in {time.time() - t0:.0f}s: {ok}/{len(ran)} studies ok"
+        + (f" ({', '.join(ran)})" if ran else "") + f"; {len(fresh)} up to date"
+        + (f" ({', '.join(fresh)})" if fresh and ran else ""))
+    log(f"report: {rd / 'REPORT.md'}; figures: {fd}; executed notebooks: {ed}")
     return sorted(results, key=lambda r: names.index(r.name))
+
+
+def _run_pool(todo, params, run_keys, reasons, jobs, rd, fd, ed, cwd, kernel_name, cell_timeout, report, log,
+              progress_every, results, saved, t0):
+    """Run studies ``todo`` in a process pool, committing each as it ends (results go to
+    ``results``, the committed names to ``saved``); the claims of the last report."""
+    claims = None
+    stages = {}  # the studies not committed yet
+    progress_dir = Path(tempfile.mkdtemp(prefix="hmlkit-progress-"))
+    try:
+        with _StopOnSignal() as stop:
+            pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
+            try:
+                futs = {}
+                # the longest notebooks first, so that none of them starts last and runs alone
+                for name in sorted(todo, key=_submit_rank):
+                    stages[name] = Stage.make(name, (rd, fd, ed))
+                    futs[pool.submit(_execute, name, params[name], stages[name], ed, cwd, kernel_name, cell_timeout,
+                                     run_key=run_keys[name], progress_file=progress_dir / name)] = name
+                pending, i, shown = set(futs), 0, time.time()
+                while pending:
+                    done, pending = wait(pending, timeout=progress_every, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        i += 1
+                        r = fut.result()
+                        r.reason = reasons[r.name]
+                        stage = stages.pop(r.name)
+                        if r.ok:
+                            claims = commit(stage, rd, fd, ed, stop, saved, report=report, log=log)
+                        else:
+                            stage.remove()
+                        results.append(r)
+                        state = "ok" if r.ok else f"FAILED: {r.error}"
+                        log(f"[{i}/{len(todo)}] {r.name}: {state} ({r.seconds:.1f}s, elapsed "
+                            f"{time.time() - t0:.0f}s)")
+                    if pending and time.time() - shown >= progress_every:
+                        shown = time.time()
+                        for name in sorted(futs[f] for f in pending):
+                            line = read_status(progress_dir / name)
+                            if line:
+                                log(f"  ... {name}: {line}")
+                pool.shutdown(wait=True)
+            except BaseException as exc:
+                stop.ignore()
+                stopped = stop_children()
+                pool.shutdown(wait=False, cancel_futures=True)
+                for stage in stages.values():
+                    stage.remove()
+                for d in (rd, fd, ed):
+                    remove_stale_temps(d, dead_pids=stopped)
+                if isinstance(exc, RunStopped):
+                    exc.saved = list(saved)
+                if isinstance(exc, KeyboardInterrupt):
+                    log(f"stopped ({exc}): {len(stopped)} worker/kernel processes ended; {kept_message(saved)}")
+                raise
+    finally:
+        shutil.rmtree(progress_dir, ignore_errors=True)
+    return claims
 
 
 def kept_message(saved):
