@@ -168,9 +168,9 @@ def test_corel5k_paper_model_beats_visual_kmeans_where_tags_are_sparse(corel5k):
 
 @pytest.mark.slow
 def test_corel5k_recommended_completer_beats_cooccurrence(corel5k):
-    """Must-show 2 on Corel5k (40 % hidden, 100 trees, seed 0): the default
-    HMLTagCompleter (co-occurrence times the forest neighbourhood's lift)
-    above tag co-occurrence; its forest vote alone is far below (~0.15)."""
+    """Must-show 2 on Corel5k (40 % hidden with seed 0, 100 trees, forest seeds 0-2): the
+    default HMLTagCompleter (co-occurrence times the forest neighbourhood's lift) above tag
+    co-occurrence; its forest vote alone is far below (~0.15)."""
     from hmlkit import HMLTagCompleter
     from hmlkit.complete import cooccurrence_scores
     from hmlkit.data import hide_tags
@@ -178,9 +178,12 @@ def test_corel5k_recommended_completer_beats_cooccurrence(corel5k):
 
     obs, hidden = hide_tags(corel5k, frac=0.4, random_state=0)
     co = completion_scores(cooccurrence_scores(obs.Y), obs.Y, hidden)["AP@1"]
-    s = HMLTagCompleter("AM", n_estimators=100, random_state=0).fit(obs.X, obs.Y, obs.layers).predict_scores()
-    rec = completion_scores(s, obs.Y, hidden)["AP@1"]
-    assert rec > co, (rec, co)
+    # AP@1 above co-occurrence's 0.3949 by 0.0079, 0.0036, 0.0036, 0.0052, 0.0029 at forest seeds
+    # 0-4 here (spread 0.005, sd 0.002): one seed's gap is within reach of another machine's noise,
+    # the mean of three (0.0050 here, its sd ~0.0012) is four of its sd above
+    rec = [completion_scores(HMLTagCompleter("AM", n_estimators=100, random_state=seed).fit(
+        obs.X, obs.Y, obs.layers).predict_scores(), obs.Y, hidden)["AP@1"] for seed in range(3)]
+    assert np.mean(rec) > co, (rec, co)
 
 
 def test_spectral_from_graph_has_no_catch_all_cluster_on_corel5k(corel5k):
@@ -192,7 +195,10 @@ def test_spectral_from_graph_has_no_catch_all_cluster_on_corel5k(corel5k):
     W = cosine_knn_graph(corel5k.Y, 20)
     labels = spectral_from_graph(W, 50, random_state=0)
     assert np.bincount(labels).max() <= 3 * 90
-    assert clustering_scores(corel5k.groups, labels)["nmi"] > 0.6
+    # NMI measured 0.609 here (seeds 0-4: 0.602-0.609), 0.599 on another machine (issue 42: the
+    # eigensolver's last digits move with BLAS, CPU and threads, and k-means follows): 0.57 leaves
+    # 0.03 below both, 4x the seed spread; random labels score 0.08, visual K-means ~0.2
+    assert clustering_scores(corel5k.groups, labels)["nmi"] > 0.57
 
 
 def test_auto_tag_weight_follows_the_graph_with_cluster_structure():
@@ -213,6 +219,8 @@ def test_auto_tag_weight_follows_the_graph_with_cluster_structure():
     kw = dict(n_clusters=3, n_estimators=30, random_state=0, hierarchy=False)
     a_x = HMLClustering(tag_weight="auto", **kw).fit(X_clear, Y_noise).tag_weight_
     a_y = HMLClustering(tag_weight="auto", **kw).fit(X_noise, Y_clear).tag_weight_
+    # measured a_x 0.0 and a_y 0.930 here (forest seeds 0-4: a_x 0.0, a_y 0.878-0.947; 1 or 2
+    # threads: same): the bounds leave 0.3 and 0.18 (2.6x a_y's spread of 0.07)
     assert a_x < 0.3 < 0.7 < a_y, (a_x, a_y)
     c = HMLClustering(tag_weight=0.25, **kw).fit(X_noise, Y_clear)
     assert c.tag_weight_ == 0.25 and c.eigengaps_ is None
