@@ -129,6 +129,7 @@ def test_nuclear_prox_gradient_recovers_planted_low_rank():
     mask = rng.random(M.shape) < 0.5
     noisy = (M + 0.05 * rng.normal(size=M.shape)) * mask
     T, _, rank = nuclear_prox_gradient(noisy, mask.astype(float), lam=1.0, max_iter=500)
+    # measured 0.033 (hidden part 0.038) here; noise and mask seeds 1, 2: up to 0.037 (0.042)
     assert np.linalg.norm(T - M) / np.linalg.norm(M) < 0.08
     # the unobserved half is recovered too, not only the fitted entries
     assert np.linalg.norm((T - M)[~mask]) / np.linalg.norm(M[~mask]) < 0.1
