@@ -61,6 +61,8 @@ def trecvid():
     return _mean([_figures("trecvid", s, None, 100, 10, True) for s in (0, 1, 2)])
 
 
+# nuswide (seed 0; seed 1 beside it): ceiling 0.667 (0.660), K-means 0.241 (0.281), tags 0.634 (0.612),
+# gain 0.164 (0.187): at least 0.083 inside each band, over 3x the seed-to-seed change
 @pytest.fixture(scope="module")
 def nuswide():
     # 3000 samples, full features and tags: the profile's world at a size a test can fit

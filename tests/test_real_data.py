@@ -134,13 +134,17 @@ def _tags_nmi(data, seed):
 @pytest.mark.parametrize("rate", [0.0, 0.5])
 def test_corel5k_recommended_clustering_matches_tags_alone(corel5k, rate):
     """Must-show 1 at CI size (100 trees, one seed of tag removal): the
-    recommended HMLClustering is within 0.01 NMI of tags-only spectral
+    recommended HMLClustering is within 0.02 NMI of tags-only spectral
     clustering or above it; the paper's settings are far below (0.45 at 0 %)."""
     data = remove_tags(corel5k, rate, random_state=0) if rate else corel5k
     tags = _tags_nmi(data, 0)
     labels = HMLClustering(data.n_groups, n_estimators=100, random_state=0).fit_predict(data.X, data.Y, data.layers)
     hml = clustering_scores(data.groups, labels)["nmi"]
-    assert hml >= tags - 0.01, (hml, tags)
+    # hml - tags measured +0.008 / +0.010 at 0 % (seeds 0 / 1: 0.618 vs 0.609, 0.615 vs 0.604) and
+    # +0.038 / +0.030 at 50 % here. Each term is a spectral clustering, which moved by 0.01 on another
+    # machine (0.609 -> 0.599 for tags alone, issue 42), so the old "within 0.01" left 0.018, under two
+    # such moves; 0.02 leaves 0.028, and the paper's settings (0.15 below) still fail it
+    assert hml >= tags - 0.02, (hml, tags)
 
 
 @pytest.mark.slow
@@ -162,6 +166,8 @@ def test_corel5k_paper_model_beats_visual_kmeans_where_tags_are_sparse(corel5k):
 
     km = clustering_scores(data.groups, KMeans(data.n_groups, n_init=10, random_state=0).fit_predict(data.X))["nmi"]
     mapped, raw = paper(), paper(feature_map=None)
+    # measured mapped 0.316, K-means 0.223, raw 0.225 here (seed 0): the gaps, 0.093 and 0.091, leave
+    # 0.06 over the 0.03 asked, six times the 0.01 a clustering's NMI moved between machines (issue 42)
     assert mapped > km + 0.03, (mapped, km)
     assert mapped > raw + 0.03, (mapped, raw)
 
