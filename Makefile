@@ -2,7 +2,10 @@
 #   make studies   set up .venv if missing, run the studies whose results are not up to date
 #                  (PROFILE=quick|standard|paper; standard writes results/ and figures/, others
 #                  results/PROFILE/, figures/PROFILE/; FORCE=1 runs them all, DRY_RUN=1 only lists)
-#   make test      set up .venv if missing, run the test suite
+#   make test      set up .venv if missing, run the test suite (its end lists each skipped
+#                  test and what enables it)
+#   make test-browser  optional, as root: Debian's chromium and chromium-driver, then the
+#                  explore panel's browser test (`make test` skips it without them)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -11,7 +14,7 @@ JOBS   ?= 2
 # torch comes from the CPU wheel where one is offered locally; the deep extra is optional.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: install install-deep studies demo test bench warm clean clean-numba
+.PHONY: install install-deep browser-deps studies demo test test-browser bench warm clean clean-numba
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,6 +39,15 @@ demo: install
 
 test: install-deep
 	$(BIN)/python -m pytest -n $(JOBS) -q
+
+# Optional, needs root (apt): the browser the explore panel's test drives. Plain `make test`
+# never asks for root; it skips that test and says so at its end.
+browser-deps:
+	command -v chromedriver >/dev/null 2>&1 || (apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver)
+
+test-browser: install browser-deps
+	$(BIN)/python -m pytest -q tests/test_explore_browser.py
 
 bench: install
 	$(BIN)/python -m hmlkit.bench

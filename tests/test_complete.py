@@ -78,6 +78,7 @@ def test_completion_recovers_group_tags(method, bar, oob):
     assert s.shape == Y.shape
     rows = np.flatnonzero(hidden.any(axis=1))
     top = np.argmax(s[rows], axis=1)
+    # measured 1.0 for every method and oob here (seeds 0-4, 1 or 2 threads); the bars leave 0.1 / 0.4
     assert (top == np.argmax(hidden[rows], axis=1)).mean() >= bar
     assert (s[Y.astype(bool)] < s[~Y.astype(bool)].min()).all()  # observed ranked last
     assert np.isfinite(s).all()

@@ -32,6 +32,8 @@ def test_hmlrf_clusters_better_than_tags_alone(trecvid):
     tags = tags_spclust_nmi(trecvid)
     labels = HMLClustering(15, n_estimators=300, random_state=0).fit_predict(trecvid.X, trecvid.Y, trecvid.layers)
     hml = clustering_scores(trecvid.groups, labels)["nmi"]
+    # measured tags 0.624, hml 0.785 (gain 0.161) here; seed 1: 0.623, 0.781 (0.159). The band
+    # leaves 0.07 below tags, the 0.05 gain 0.11 (both many times the spread)
     assert 0.55 <= tags <= 0.80
     assert hml >= tags + 0.05, (hml, tags)
 
@@ -48,6 +50,8 @@ def test_correlations_help_at_half_sparseness(trecvid):
                                 untagged="negative", tag_weight=0.0).fit_predict(
                 sparse.X, sparse.Y, sparse.layers)
             out.append(clustering_scores(sparse.groups, lab)["nmi"])
+    # measured 0.607 against 0.569 here, every seed's gain 0.037-0.040: the mean gain, 0.038, is
+    # ten times that spread
     assert np.mean(full) > np.mean(nocorr), (full, nocorr)
 
 
@@ -56,6 +60,7 @@ def test_hmlrf_completion_beats_cooccurrence_on_synthetic(trecvid):
     co = completion_scores(cooccurrence_scores(obs.Y), obs.Y, hidden)["AP@1"]
     s = HMLTagCompleter("AM", n_estimators=150, random_state=0).fit(obs.X, obs.Y, obs.layers).predict_scores()
     am = completion_scores(s, obs.Y, hidden)["AP@1"]
+    # measured 0.354 against 0.315 here (forest seed 1: 0.362): the gap, 0.039, is 5x the spread
     assert am > co, (am, co)
 
 
@@ -71,6 +76,20 @@ def corel_run():
     return data, obs, hidden, am
 
 
+@pytest.fixture(scope="module")
+def recommended_vs_cooccurrence(corel_run):
+    """AP@1 of the default HMLTagCompleter at forest seeds 0-2, and of tag co-occurrence.
+
+    One seed is not enough: above co-occurrence's 0.3411 by 0.0111, 0.0123, 0.0234, 0.0228 at
+    seeds 0-3 here (spread 0.012, sd 0.007), so one seed's gap is within reach of another
+    machine's noise; the mean of three (0.0156 here, its sd ~0.004) is four of its sd above."""
+    _, obs, hidden, _ = corel_run
+    co = completion_scores(cooccurrence_scores(obs.Y), obs.Y, hidden)["AP@1"]
+    rec = [completion_scores(HMLTagCompleter("AM", n_estimators=100, random_state=seed).fit(obs.X, obs.Y)
+                             .predict_scores(), obs.Y, hidden)["AP@1"] for seed in range(3)]
+    return rec, co
+
+
 def test_corel_completion_end_to_end(corel_run):
     data, obs, hidden, am = corel_run
     assert data.X.shape == (1744, 500) and data.n_tags == 153
@@ -78,22 +97,21 @@ def test_corel_completion_end_to_end(corel_run):
     r = completion_scores(am, obs.Y, hidden)
     rows = np.flatnonzero(np.diff(hidden.indptr))
     chance = np.mean(np.diff(hidden.indptr)[rows] / (153 - np.diff(obs.Y.indptr)[rows]))
-    assert r["AP@1"] > 5 * chance  # neighbourhoods carry real tag information
+    # neighbourhoods carry real tag information: measured 15.5x chance here (forest seeds 0-1:
+    # 15.2-15.5x, AP@1 0.132-0.135); 5x leaves a factor of 3
+    assert r["AP@1"] > 5 * chance
     assert r["AR@5"] >= r["AR@1"] and r["Coverage@5"] >= r["Coverage@1"]
 
 
 @pytest.mark.slow
-def test_corel16k_recommended_completer_beats_cooccurrence(corel_run):
-    """Issue 13's must-show 2 on Corel16k (40 % hidden, 100 trees, seed 0): the default
-    HMLTagCompleter (the sample's own tags through the correlations, weighted by the
-    forest neighbourhood's lift) above tag co-occurrence, where the paper's AM (the
+def test_corel16k_recommended_completer_beats_cooccurrence(recommended_vs_cooccurrence):
+    """Issue 13's must-show 2 on Corel16k (40 % hidden, 100 trees, mean of forest seeds 0-2):
+    the default HMLTagCompleter (the sample's own tags through the correlations, weighted by
+    the forest neighbourhood's lift) above tag co-occurrence, where the paper's AM (the
     strict xfail below) is far below it. The real_corel study: 0.372 vs 0.356 over 3
     seeds of the full set."""
-    data, obs, hidden, _ = corel_run
-    co = completion_scores(cooccurrence_scores(obs.Y), obs.Y, hidden)["AP@1"]
-    s = HMLTagCompleter("AM", n_estimators=100, random_state=0).fit(obs.X, obs.Y).predict_scores()
-    rec = completion_scores(s, obs.Y, hidden)["AP@1"]
-    assert rec > co, (rec, co)
+    rec, co = recommended_vs_cooccurrence
+    assert np.mean(rec) > co, (rec, co)
 
 
 @pytest.mark.xfail(strict=True, reason=(
@@ -109,11 +127,9 @@ def test_corel_am_beats_cooccurrence(corel_run):
     assert completion_scores(am, obs.Y, hidden)["AP@1"] > co
 
 
-def test_corel_recommended_completer_beats_cooccurrence(corel_run):
+def test_corel_recommended_completer_beats_cooccurrence(recommended_vs_cooccurrence):
     """Issue 13: the default HMLTagCompleter (LSA of the blob tokens, untagged
-    unknown, the sample's own tags through P(j|i) times the AM neighbourhood's lift)."""
-    _, obs, hidden, _ = corel_run
-    co = completion_scores(cooccurrence_scores(obs.Y), obs.Y, hidden)["AP@1"]
-    s = HMLTagCompleter("AM", n_estimators=100, random_state=0).fit(obs.X, obs.Y).predict_scores()
-    rec = completion_scores(s, obs.Y, hidden)["AP@1"]
-    assert rec > co, (rec, co)
+    unknown, the sample's own tags through P(j|i) times the AM neighbourhood's lift),
+    mean of forest seeds 0-2 (the fixture says why)."""
+    rec, co = recommended_vs_cooccurrence
+    assert np.mean(rec) > co, (rec, co)

@@ -112,4 +112,6 @@ def test_corel5k_window_keeps_the_tag_graph():
     Y = load_dataset("corel5k").Y
     _, _, approx = _cos_lists(Y, 20, A.WINDOW)
     _, _, exact = _cos_lists(Y, 20, 10**9)
+    # measured 0.997 here; no seed and no solver (a fixed sum of cosines), so another machine
+    # moves it by rounding only
     assert approx.sum() / exact.sum() >= 0.99

@@ -21,7 +21,7 @@ def test_deep_recovers_blobs_and_is_deterministic(blobs, name):
     pytest.importorskip("torch")
     r1 = run_clustering(name, "blm", blobs, random_state=0, epochs=15)
     r2 = run_clustering(name, "blm", blobs, random_state=0, epochs=15)
-    assert nmi(blobs.groups, r1.labels) >= 0.9
+    assert nmi(blobs.groups, r1.labels) >= 0.9  # measured 1.0 (seeds 0-2) here: 0.1 of room
     np.testing.assert_array_equal(r1.labels, r2.labels)
     loss = r1.estimator.loss_
     assert len(loss) == 15 and loss[-1] < loss[0]  # training increases the correlation

@@ -32,8 +32,10 @@ def test_scores_detect_tags_out_of_fold_and_are_zscored():
     Y[:3, 3] = 1                       # 3 positives < n_folds: fallback
     S = detection_scores(X, sp.csr_matrix(Y), random_state=0)
     assert S.shape == Y.shape and S.dtype == np.float32
+    # lowest of the three AUCs measured 0.887 here (fold seeds 0-2: 0.873-0.889); the old 0.85 left
+    # 0.023 at the worst seed, 0.8 leaves 0.07 (4x the spread); chance is 0.5
     for j in range(3):
-        assert roc_auc_score(Y[:, j], S[:, j]) > 0.85
+        assert roc_auc_score(Y[:, j], S[:, j]) > 0.8
         assert abs(S[:, j].mean()) < 1e-4 and abs(S[:, j].std() - 1) < 1e-3
     assert np.all(S[:, 3] == 0)
 
@@ -45,7 +47,9 @@ def test_out_of_fold_scores_do_not_memorise_noise():
     Y = (rng.random((200, 3)) < 0.3).astype(np.uint8)
     S = detection_scores(X, Y, random_state=0)
     aucs = [roc_auc_score(Y[:, j], S[:, j]) for j in range(3)]
-    assert max(aucs) < 0.7
+    # measured 0.592 here (fold seeds 0-2: 0.552-0.592): 0.75 leaves 0.16, 4x the spread; in-sample
+    # scores of 150 noise features would separate the tags (AUC near 1)
+    assert max(aucs) < 0.75
 
 
 def test_deterministic():

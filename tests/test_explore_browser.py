@@ -1,5 +1,5 @@
 """The explore panel in a real JupyterLab, driven by headless Chromium
-(Debian's ``chromium`` and ``chromium-driver``, which ``.ci/run`` installs):
+(Debian's ``chromium`` and ``chromium-driver``, which ``make test-browser`` and ``.ci/run`` install):
 run the notebook, move the "tags removed" slider in the page, and the
 panel re-runs and redraws its plot.
 

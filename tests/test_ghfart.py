@@ -42,10 +42,12 @@ def test_tag_prototype_is_occurrence_probability():
 def test_recovers_separated_groups():
     X, Y, g = _two_channel()
     m = GHFART(vigilance=0.5, random_state=0).fit(X, Y)
-    assert nmi(g, m.labels_) > 0.9
+    # measured 1.0 here, but 0.963 and 0.897 at presentation seeds 1, 2: 0.7 leaves 0.3 here (3x
+    # the spread) and 0.2 below the worst
+    assert nmi(g, m.labels_) > 0.7
     merged = GHFART(vigilance=0.7, n_clusters=4, random_state=0).fit(X, Y)
     assert merged.n_art_clusters_ >= 4
-    assert adjusted_rand_score(g, merged.labels_) > 0.9
+    assert adjusted_rand_score(g, merged.labels_) > 0.9  # measured 1.0 at seeds 0-2 here
     assert m.gamma_trace_.shape == (X.shape[0],)
 
 
@@ -59,7 +61,8 @@ def test_sequential_subsets_consistent_with_one_pass():
     lab = np.empty_like(inc.labels_)
     lab[perm] = inc.labels_
     assert inc.labels_.shape == (X.shape[0],)
-    assert adjusted_rand_score(whole.labels_, lab) > 0.9
+    # measured 1.0 here, 0.898 at seed 1, 1.0 at seed 2: 0.7 leaves 0.2 below the worst
+    assert adjusted_rand_score(whole.labels_, lab) > 0.7
     assert abs(inc.n_art_clusters_ - whole.n_art_clusters_) <= 2
 
 
@@ -71,7 +74,7 @@ def test_semi_supervised_seeds_define_clusters():
     m = GHFART(vigilance=0.5, random_state=0).fit(X, Y, seed_groups=seeds)
     # the labelled samples keep their pre-defined clusters, which absorb their groups
     assert np.array_equal(m.labels_[seeds >= 0], seeds[seeds >= 0])
-    assert adjusted_rand_score(g, m.labels_) > 0.9
+    assert adjusted_rand_score(g, m.labels_) > 0.9  # measured 1.0 at seeds 0-2 here
 
 
 def test_equal_weights_fixed_and_deterministic():

@@ -31,18 +31,21 @@ def test_latent_inference_is_per_tag_threshold():
 
 
 def test_lmmc_beats_mmc_when_tags_disambiguate():
+    # NMI gains per seed measured here: 0.181 0.030 0.190 0.040 0.010 0.019 0.062 0.005 (seeds 0-7).
+    # The old test (seeds 0-3, gain > 0.05) passed on 0.110, but seeds 3-6 give 0.033: its margin was
+    # luck. The mean of eight, 0.067 here (sd of such a mean ~0.027), above 0.02 leaves 0.047
     lm, mm = [], []
-    for seed in range(4):
+    for seed in range(8):
         S, g = _tag_toy(seed)
         lm.append(nmi(g, LatentMMC(4, C=10, random_state=seed).fit_predict(S)))
         mm.append(nmi(g, MMC(4, C=10, random_state=seed).fit_predict(S)))
-    assert np.mean(lm) > np.mean(mm) + 0.05
+    assert np.mean(lm) > np.mean(mm) + 0.02, (lm, mm)
 
 
 def test_recovers_separated_groups_objective_and_balance():
     S, g = _tag_toy(0, sep=2.0)
     m = LatentMMC(4, C=10, random_state=0).fit(S)
-    assert nmi(g, m.labels_) > 0.9
+    assert nmi(g, m.labels_) > 0.9  # measured 1.0 at seeds 0-2 here
     assert np.all(np.diff(m.objective_) <= 1e-6 * abs(m.objective_[0])) or len(m.objective_) == 1
     L, U = m.size_bounds_
     sizes = np.bincount(m.labels_, minlength=4)

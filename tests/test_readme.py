@@ -31,7 +31,8 @@ def test_quick_start_runs_and_prints_the_scores_it_names(capsys):
     clustering, completion = (eval(line, {}) for line in printed)  # the two printed dicts
     assert set(clustering) == {"purity", "nmi", "ri", "f1", "ari"}
     assert {"AP@1", "AR@1", "Coverage@1"} <= set(completion)
-    # the quick start's claim: a 15-way clustering of trecvid well above chance
+    # the quick start's claim: a 15-way clustering of trecvid well above chance. Measured 0.785
+    # here (forest seed 1: 0.781; tags alone 0.62): 0.5 leaves 0.28
     assert clustering["nmi"] > 0.5
     assert len(ns["labels"]) == ns["data"].X.shape[0]
 

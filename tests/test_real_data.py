@@ -134,13 +134,17 @@ def _tags_nmi(data, seed):
 @pytest.mark.parametrize("rate", [0.0, 0.5])
 def test_corel5k_recommended_clustering_matches_tags_alone(corel5k, rate):
     """Must-show 1 at CI size (100 trees, one seed of tag removal): the
-    recommended HMLClustering is within 0.01 NMI of tags-only spectral
+    recommended HMLClustering is within 0.02 NMI of tags-only spectral
     clustering or above it; the paper's settings are far below (0.45 at 0 %)."""
     data = remove_tags(corel5k, rate, random_state=0) if rate else corel5k
     tags = _tags_nmi(data, 0)
     labels = HMLClustering(data.n_groups, n_estimators=100, random_state=0).fit_predict(data.X, data.Y, data.layers)
     hml = clustering_scores(data.groups, labels)["nmi"]
-    assert hml >= tags - 0.01, (hml, tags)
+    # hml - tags measured +0.008 / +0.010 at 0 % (seeds 0 / 1: 0.618 vs 0.609, 0.615 vs 0.604) and
+    # +0.038 / +0.030 at 50 % here. Each term is a spectral clustering, which moved by 0.01 on another
+    # machine (0.609 -> 0.599 for tags alone, issue 42), so the old "within 0.01" left 0.018, under two
+    # such moves; 0.02 leaves 0.028, and the paper's settings (0.15 below) still fail it
+    assert hml >= tags - 0.02, (hml, tags)
 
 
 @pytest.mark.slow
@@ -162,15 +166,17 @@ def test_corel5k_paper_model_beats_visual_kmeans_where_tags_are_sparse(corel5k):
 
     km = clustering_scores(data.groups, KMeans(data.n_groups, n_init=10, random_state=0).fit_predict(data.X))["nmi"]
     mapped, raw = paper(), paper(feature_map=None)
+    # measured mapped 0.316, K-means 0.223, raw 0.225 here (seed 0): the gaps, 0.093 and 0.091, leave
+    # 0.06 over the 0.03 asked, six times the 0.01 a clustering's NMI moved between machines (issue 42)
     assert mapped > km + 0.03, (mapped, km)
     assert mapped > raw + 0.03, (mapped, raw)
 
 
 @pytest.mark.slow
 def test_corel5k_recommended_completer_beats_cooccurrence(corel5k):
-    """Must-show 2 on Corel5k (40 % hidden, 100 trees, seed 0): the default
-    HMLTagCompleter (co-occurrence times the forest neighbourhood's lift)
-    above tag co-occurrence; its forest vote alone is far below (~0.15)."""
+    """Must-show 2 on Corel5k (40 % hidden with seed 0, 100 trees, forest seeds 0-2): the
+    default HMLTagCompleter (co-occurrence times the forest neighbourhood's lift) above tag
+    co-occurrence; its forest vote alone is far below (~0.15)."""
     from hmlkit import HMLTagCompleter
     from hmlkit.complete import cooccurrence_scores
     from hmlkit.data import hide_tags
@@ -178,9 +184,12 @@ def test_corel5k_recommended_completer_beats_cooccurrence(corel5k):
 
     obs, hidden = hide_tags(corel5k, frac=0.4, random_state=0)
     co = completion_scores(cooccurrence_scores(obs.Y), obs.Y, hidden)["AP@1"]
-    s = HMLTagCompleter("AM", n_estimators=100, random_state=0).fit(obs.X, obs.Y, obs.layers).predict_scores()
-    rec = completion_scores(s, obs.Y, hidden)["AP@1"]
-    assert rec > co, (rec, co)
+    # AP@1 above co-occurrence's 0.3949 by 0.0079, 0.0036, 0.0036, 0.0052, 0.0029 at forest seeds
+    # 0-4 here (spread 0.005, sd 0.002): one seed's gap is within reach of another machine's noise,
+    # the mean of three (0.0050 here, its sd ~0.0012) is four of its sd above
+    rec = [completion_scores(HMLTagCompleter("AM", n_estimators=100, random_state=seed).fit(
+        obs.X, obs.Y, obs.layers).predict_scores(), obs.Y, hidden)["AP@1"] for seed in range(3)]
+    assert np.mean(rec) > co, (rec, co)
 
 
 def test_spectral_from_graph_has_no_catch_all_cluster_on_corel5k(corel5k):
@@ -192,7 +201,10 @@ def test_spectral_from_graph_has_no_catch_all_cluster_on_corel5k(corel5k):
     W = cosine_knn_graph(corel5k.Y, 20)
     labels = spectral_from_graph(W, 50, random_state=0)
     assert np.bincount(labels).max() <= 3 * 90
-    assert clustering_scores(corel5k.groups, labels)["nmi"] > 0.6
+    # NMI measured 0.609 here (seeds 0-4: 0.602-0.609), 0.599 on another machine (issue 42: the
+    # eigensolver's last digits move with BLAS, CPU and threads, and k-means follows): 0.57 leaves
+    # 0.03 below both, 4x the seed spread; random labels score 0.08, visual K-means ~0.2
+    assert clustering_scores(corel5k.groups, labels)["nmi"] > 0.57
 
 
 def test_auto_tag_weight_follows_the_graph_with_cluster_structure():
@@ -213,6 +225,8 @@ def test_auto_tag_weight_follows_the_graph_with_cluster_structure():
     kw = dict(n_clusters=3, n_estimators=30, random_state=0, hierarchy=False)
     a_x = HMLClustering(tag_weight="auto", **kw).fit(X_clear, Y_noise).tag_weight_
     a_y = HMLClustering(tag_weight="auto", **kw).fit(X_noise, Y_clear).tag_weight_
+    # measured a_x 0.0 and a_y 0.930 here (forest seeds 0-4: a_x 0.0, a_y 0.878-0.947; 1 or 2
+    # threads: same): the bounds leave 0.3 and 0.18 (2.6x a_y's spread of 0.07)
     assert a_x < 0.3 < 0.7 < a_y, (a_x, a_y)
     c = HMLClustering(tag_weight=0.25, **kw).fit(X_noise, Y_clear)
     assert c.tag_weight_ == 0.25 and c.eigengaps_ is None

@@ -90,7 +90,7 @@ def test_sfss_predicts_unseen_labels_and_is_deterministic():
     b = SFSS(random_state=0).fit(X[tr], Y[tr], labelled=np.arange(30))
     np.testing.assert_allclose(a.predict_scores(X[te]), b.predict_scores(X[te]))
     chance = Y[te].mean()
-    assert mean_average_precision(a.predict_scores(X[te]), Y[te]) > chance + 0.3
+    assert mean_average_precision(a.predict_scores(X[te]), Y[te]) > chance + 0.3  # measured chance + 0.449
 
 
 def test_sfss_bad_input():
@@ -134,7 +134,7 @@ def test_fscore_rls_selects_and_predicts():
     X, Y = labelled_data(n=400)
     m = FScoreRLS(n_selected=0.25).fit(X[:300], Y[:300])
     assert set(m.selected_) == set(range(5))
-    assert mean_average_precision(m.predict_scores(X[300:]), Y[300:]) > Y[300:].mean() + 0.3
+    assert mean_average_precision(m.predict_scores(X[300:]), Y[300:]) > Y[300:].mean() + 0.3  # measured + 0.508
     with pytest.raises(ValueError, match="n_selected"):
         FScoreRLS(n_selected=0).fit(X, Y)
 
@@ -152,7 +152,7 @@ def test_sfss_completer_ranks_observed_last_and_recovers_hidden_tags():
     top = S.argmax(1)
     p1 = hidden[np.arange(300), top][ok].mean()
     chance = (hidden.sum(1) / np.maximum(Y.shape[1] - obs.sum(1), 1))[ok].mean()
-    assert p1 > chance + 0.2
+    assert p1 > chance + 0.2  # measured chance + 0.603 (seeds 0-2: the same)
 
 
 def test_label_share_study_shape_and_values():

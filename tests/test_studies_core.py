@@ -172,7 +172,8 @@ def test_clustering_grid_marks_missing_methods_and_is_deterministic():
     assert np.isnan(ds["score"].sel(row="blm/smmc")).all()          # never the paper's numbers
     assert ds["paper"].sel(row="blm/smmc", metric="nmi") == 0.84      # ... which sit beside
     assert ds["paper_status"].sel(row="blm/smmc") == "quoted"
-    assert ds["score"].sel(row="hml/hmlrf", metric="nmi").min() > 0.5  # the toy groups are easy
+    # the toy groups are easy: measured 0.929 here (seed 0), 0.5 leaves 0.43
+    assert ds["score"].sel(row="hml/hmlrf", metric="nmi").min() > 0.5
     again = study.clustering_grid(data, rows, cfg, progress=False)
     xr.testing.assert_identical(ds, again)
     table = study.side_by_side(ds)

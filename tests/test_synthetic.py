@@ -77,14 +77,14 @@ def test_trecvid_story(trecvid):
     np.fill_diagonal(co, 0)
     cond = co / np.maximum(T.sum(0), 1)[:, None]  # P(b | a)
     lift = cond / np.maximum(T.mean(0), 1e-9)[None, :]
-    assert np.median(lift.max(1)) > 3.0
+    assert np.median(lift.max(1)) > 3.0  # measured 9.8 (generator seeds 1, 2: 10.7, 10.8)
     # visual features carry real but weak group information (also for untagged samples)
     untagged = np.diff(d.Y.indptr) == 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # bins unused by a group
         clf = NearestCentroid().fit(d.X[~untagged], d.groups[~untagged])
     acc = (clf.predict(d.X[untagged]) == d.groups[untagged]).mean()
-    assert acc > 3.0 / G
+    assert acc > 3.0 / G  # measured 0.561 = 8.4 / G (generator seeds 1, 2: 0.673, 0.643)
 
 
 def test_deterministic_and_scaled():
