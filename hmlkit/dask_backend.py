@@ -16,7 +16,7 @@ Under that backend:
   (:func:`place`: one scattered key per worker, every task pinned to the worker holding
   the copy it reads, :func:`map_pinned`); each worker derives the split keys from X
   once and grows the trees it is given, each from its own seed
-  (:func:`hmlkit.forest._rng.tree_seeds`), so the forest is leaf for leaf the one a local
+  (:func:`hmlkit.primitives.rng.tree_seeds`), so the forest is leaf for leaf the one a local
   fit grows. Only each tree's arrays and its leaf ids (n int32) come back.
 - :func:`apply`: a fitted forest routes new samples chunk by chunk on the workers.
 - :func:`leaf_knn_rows`: the leaf k-NN (``hmlkit.affinity.leaf_knn``) computed for

@@ -6,6 +6,7 @@ import scipy.sparse as sp
 from hmlkit import HMLForest
 from hmlkit.affinity import _compact, knn_affinity, knn_graph_from_neighbors, leaf_affinity, leaf_knn
 from hmlkit.affinity import _kernels as K
+from hmlkit.primitives.topk import tie_keys
 
 
 def _blobs(n=120, seed=0, d=8, untagged=0.2):
@@ -25,7 +26,7 @@ def _knn_reference(i, cols, aff, k):
     left out, equal ones in the order of the pair's tie key (as the kNN kernels order them)."""
     cols = np.asarray(cols, np.int64)
     keep = np.flatnonzero(cols != i)
-    tie = K.tie_keys(np.full(keep.size, i, np.int64), cols[keep])
+    tie = tie_keys(np.full(keep.size, i, np.int64), cols[keep])
     return keep[np.lexsort((tie, -np.asarray(aff)[keep]))[:k]]
 
 
@@ -111,7 +112,7 @@ def test_leaf_knn_counts_beyond_uint16_trees():
     np.testing.assert_array_equal(idx[:, 0], [1, 0, 3, 2])
     # the second neighbour: of the two tied at T / 2, the one with the smaller tie key
     for i, (a, b) in enumerate([(2, 3), (2, 3), (0, 1), (0, 1)]):
-        ka, kb = K.tie_keys(np.int64([i, i]), np.int64([a, b]))
+        ka, kb = tie_keys(np.int64([i, i]), np.int64([a, b]))
         assert idx[i, 1] == (a if ka < kb else b)
     np.testing.assert_array_equal(w, np.float32([[1, 0.5], [1, 0.5], [1, 0.5], [1, 0.5]]))
 

@@ -12,6 +12,7 @@ from .._pages import release_after
 from .._validation import check_int, unshared
 from . import _graph as G
 from . import _kernels as K
+from ..primitives.topk import tie_keys
 
 
 def _check_leaves(leaves, name="leaves"):
@@ -176,7 +177,7 @@ def knn_affinity(A, n_neighbors=20):
     # each row's k largest, equal ones ordered by a hash of (row, column), as the kernels'
     # kNN rows order them (by the lower column, the first samples became hubs)
     rows = np.repeat(np.arange(n), np.diff(A.indptr))
-    order = np.lexsort((K.tie_keys(rows.astype(np.int64), A.indices.astype(np.int64)), -A.data, rows))
+    order = np.lexsort((tie_keys(rows.astype(np.int64), A.indices.astype(np.int64)), -A.data, rows))
     rank = np.arange(order.size) - np.repeat(A.indptr[:-1], np.diff(A.indptr))
     keep = order[rank < k]
     return symmetric_graph(rows[keep], A.indices[keep], A.data[keep], n)

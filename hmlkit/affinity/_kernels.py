@@ -12,14 +12,10 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..forest._prefetch import prefetch1d, prefetch2d
-
-
-def chunk_bounds(nq):
-    """Split nq query rows into chunks for prange (a few per thread), so
-    per-thread scratch arrays are allocated once per chunk, not per row."""
-    n_chunks = max(1, min(nq, 4 * nb.get_num_threads()))
-    return np.linspace(0, nq, n_chunks + 1).astype(np.int64)
+from ..primitives.counting import members_by_leaf
+from ..primitives.parallel import chunk_bounds  # noqa: F401 (the kernels' callers chunk their rows with it)
+from ..primitives.prefetch import prefetch1d, prefetch2d
+from ..primitives.topk import push_top, tie_key
 
 
 @nb.njit(parallel=True, cache=True)
@@ -82,39 +78,7 @@ def leaf_members(leaves):
     a column of (n, T) ``leaves``, every id is a cache line of its own, and at a
     million samples the lines of one tree (64 MB) no longer stay in the L3 cache for
     the next (1.2-1.3 s at 1M x 100 trees, 15 times the 100k time)."""
-    return _members_of(transpose_leaves(leaves))
-
-
-@nb.njit(parallel=True, cache=True)
-def _members_of(by_tree):
-    """``leaf_members`` of the transposed leaves ``by_tree`` (T, n). Trees in parallel."""
-    T, n = by_tree.shape
-    n_leaves = np.zeros(T, np.int64)
-    for t in nb.prange(T):
-        mx = -1
-        for i in range(n):
-            if by_tree[t, i] > mx:
-                mx = by_tree[t, i]
-        n_leaves[t] = mx + 1
-    L = 1
-    for t in range(T):
-        if n_leaves[t] > L:
-            L = n_leaves[t]
-    offsets = np.zeros((T, L + 1), np.int64)
-    members = np.empty((T, n), np.int32)
-    for t in nb.prange(T):
-        for i in range(n):
-            if by_tree[t, i] >= 0:
-                offsets[t, by_tree[t, i] + 1] += 1
-        for l in range(L):
-            offsets[t, l + 1] += offsets[t, l]
-        fill = offsets[t].copy()
-        for i in range(n):
-            l = by_tree[t, i]
-            if l >= 0:
-                members[t, fill[l]] = i
-                fill[l] += 1
-    return members, offsets, n_leaves
+    return members_by_leaf(transpose_leaves(leaves))
 
 
 @nb.njit(cache=True)
@@ -191,7 +155,7 @@ def knn_rows(query_leaves, members, offsets, n_ref, self_index, k, bounds):
 
     Returns ``idx`` (nq, k) int32 and ``w`` (nq, k) float32 (fraction of
     trees); rows with fewer than k co-leaf neighbours are padded with -1 / 0.
-    Equal counts are ordered by a hash of (row, neighbour) (:func:`_tie_key`, the
+    Equal counts are ordered by a hash of (row, neighbour) (:func:`tie_key`, the
     row being ``self_index[q]``, or q where that is negative), as in the cosine
     kNN. Broken by the lower index, ties made the first samples hubs: most of a
     row's k best share as many trees with it as many others do (at 1M samples x
@@ -298,52 +262,11 @@ def _knn_rows(query_leaves, members, offsets, n_ref, self_index, k, bounds, coun
                     j = np.int64(touched[a])
                     cj = np.int64(counter[j])
                     counter[j] = 0
-                m = push_top(best, best_id, best_tie, m, cj, j, _tie_key(row, j))
+                m = push_top(best, best_id, best_tie, m, cj, j, tie_key(row, j))
             for a in range(m):
                 idx[q, a] = np.int32(best_id[a])
                 w[q, a] = best[a] / T
     return idx, w
-
-
-@nb.njit(cache=True, inline="always")
-def _tie_key(i, j):
-    """splitmix64 of the pair (i, j): a fixed, well-spread order among equal similarities."""
-    z = (np.uint64(i) << np.uint64(32)) ^ np.uint64(j)
-    z = z + np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
-@nb.njit(cache=True)
-def tie_keys(rows, cols):
-    """``_tie_key`` of each pair (rows[e], cols[e]): the order of equal affinities that
-    ``knn_affinity`` shares with the kernels' kNN rows."""
-    out = np.empty(rows.shape[0], np.uint64)
-    for e in range(rows.shape[0]):
-        out[e] = _tie_key(rows[e], cols[e])
-    return out
-
-
-@nb.njit(cache=True, inline="always")
-def push_top(val, ids, keys, m, s, j, h):
-    """Offer candidate ``j`` with score ``s`` and tie key ``h`` to a best-k list held
-    sorted in ``val`` (score descending), ``ids`` and ``keys`` (tie key ascending among
-    equal scores), of which the first ``m`` entries are filled; returns the new ``m``.
-    ``keys`` may be ``ids`` itself when a candidate is its own tie key."""
-    k = val.shape[0]
-    if m == k and (s < val[k - 1] or (s == val[k - 1] and h > keys[k - 1])):
-        return m
-    pos = m if m < k else k - 1
-    while pos > 0 and (val[pos - 1] < s or (val[pos - 1] == s and keys[pos - 1] > h)):
-        val[pos] = val[pos - 1]
-        ids[pos] = ids[pos - 1]
-        keys[pos] = keys[pos - 1]
-        pos -= 1
-    val[pos] = s
-    ids[pos] = j
-    keys[pos] = h
-    return m + 1 if m < k else m
 
 
 @nb.njit(parallel=True, cache=True)
@@ -352,7 +275,7 @@ def cosine_knn_rows(indptr, indices, data, cptr, crow, cval, norm, rows, k, boun
     ``rows``, by an inverted index: a row's dot products are accumulated over the
     postings (``cptr``/``crow``/``cval``: Z in CSC) of its own non-zeros only, so a row
     costs the summed lengths of its columns' postings, not n. ``norm``: the rows'
-    Euclidean norms. Ties are broken by a hash of (row, candidate) (:func:`_tie_key`), so
+    Euclidean norms. Ties are broken by a hash of (row, candidate) (:func:`tie_key`), so
     rows with identical tags spread their edges instead of all naming the same lowest
     indices (which would make those samples hubs); a row is never its own neighbour
     and a similarity of at most 1e-12 is no edge. Returns ``idx`` (len(rows), k) int64
@@ -388,7 +311,7 @@ def cosine_knn_rows(indptr, indices, data, cptr, crow, cval, norm, rows, k, boun
                 seen[j] = False
                 if j == i or s <= 1e-12:
                     continue
-                m = push_top(w[q], idx[q], tie, m, s, j, _tie_key(i, j))
+                m = push_top(w[q], idx[q], tie, m, s, j, tie_key(i, j))
     return idx, w
 
 
@@ -445,7 +368,7 @@ def cosine_knn_window_rows(indptr, indices, data, cptr, crow, norm, ids, n_cols,
                 s = dot / (norm[i] * norm[j])
                 if s <= 1e-12:
                     continue
-                m = push_top(w[q], idx[q], tie, m, s, j, _tie_key(ids[i], ids[j]))
+                m = push_top(w[q], idx[q], tie, m, s, j, tie_key(ids[i], ids[j]))
             for p in range(indptr[i], indptr[i + 1]):
                 mark[indices[p]] = 0.0
     return idx, w

@@ -42,10 +42,10 @@ from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._validation import check_n_clusters, check_random_state_seed, check_X, check_Y
 from ..affinity import leaf_affinity
-from ..forest._builder import _midpoint
 from ..forest._interrupt import grow_trees
-from ..forest._rng import rand_below, tree_seeds
 from ..forest.estimator import HMLForest, _resolve_n_jobs
+from ..primitives.rng import rand_below, tree_seeds
+from ..primitives.threshold import midpoint
 from .classic import spectral_labels
 from .clustrf import product_of_marginals
 
@@ -197,7 +197,7 @@ def grow_cc_tree(Z, n_real, y_indptr, y_indices, n_tags, min_leaf, max_features,
                     if gain > best_gain:
                         best_gain = gain
                         best_f = f
-                        best_thr = _midpoint(v0, v1)  # the forest's threshold: v0 < thr <= v1
+                        best_thr = midpoint(v0, v1)  # the forest's threshold: v0 < thr <= v1
         # reset node counts
         for i in range(start, end):
             s = samples[i]

@@ -135,7 +135,7 @@ def affinity_measure_top(idx, w, Y, n_neighbors, n_top=10):
     O(q n_top) memory whatever the vocabulary (the dense scores need q x m floats: 8 GB
     for a million samples and 1000 tags). Same scores as the dense ones; equal scores
     are ranked by lower tag index."""
-    from ..affinity._kernels import chunk_bounds
+    from ..primitives.parallel import chunk_bounds
 
     # the lists as they come (leaf_knn's int32 / float32): at a million samples converted
     # copies would be 320 MB more to write, all of it fresh pages

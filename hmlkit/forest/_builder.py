@@ -16,17 +16,10 @@ from ._criterion import (EPS_PURE, SLOTS_MAX, clear_counts, fold_size, layer_par
                          soft_step_bounds, sweep_hard, sweep_soft)
 from ._keys import _sort_keys, dense_ranks, feature_keys  # noqa: F401 (feature_keys, dense_ranks, _sort_keys: API)
 from ._keys import fill_local_keys, float_keys, sort_node_keys
-from ._prefetch import prefetch2d, prefetch_ranks
-from ._rng import rand_below
-
-
-@nb.njit(cache=True, error_model="numpy")
-def _midpoint(a, b):
-    """A float32 threshold t with a < t <= b (midpoint unless rounding hits a)."""
-    t = np.float32((np.float64(a) + np.float64(b)) * 0.5)
-    if t <= a:
-        t = b
-    return t
+from ..primitives.counting import members_by_leaf
+from ..primitives.prefetch import prefetch2d, prefetch_ranks
+from ..primitives.rng import rand_below
+from ..primitives.threshold import midpoint
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -236,7 +229,7 @@ def search_node(X, R, Rh, high, mode_rank, mode_val, samples, kidx, start, end, 
             a_hi, best_rank = _in_key_order(nl, g0, N - m, pos, skey, md)
             lo_val = mode_val[f] if a_lo < 0 else X[samples[start + a_lo], f]
             hi_val = mode_val[f] if a_hi < 0 else X[samples[start + a_hi], f]
-            best_t = _midpoint(lo_val, hi_val)
+            best_t = midpoint(lo_val, hi_val)
     return best_f, best_t, best_gain, best_rank, n_found
 
 
@@ -676,8 +669,6 @@ def apply_table(X, node_offset, ti, tf):
     are the misses once the forest outgrows the caches (100 trees: a quarter less time
     at 100,000 and 1,000,000 samples of 512-d features, a fifth at 100,000 of 4096-d).
     The leaves are the same whatever the order."""
-    from ..affinity._kernels import _members_of  # the stable counting sort by leaf
-
     n, T = X.shape[0], node_offset.shape[0] - 1
     out = np.empty((n, T), np.int32)
     if n == 0 or T == 0:
@@ -685,7 +676,7 @@ def apply_table(X, node_offset, ti, tf):
     ordered = T >= APPLY_ORDER_FROM
     _route_rows(X, node_offset, ti, tf, np.empty(0, np.int32), 0, 1 if ordered else T, out)
     if ordered:
-        order = _members_of(np.ascontiguousarray(out[:, 0])[None, :])[0][0]
+        order = members_by_leaf(np.ascontiguousarray(out[:, 0])[None, :])[0][0]
         _route_rows(X, node_offset, ti, tf, order, 1, T, out)
     return out
 

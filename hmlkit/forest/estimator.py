@@ -12,7 +12,7 @@ from .._validation import SparseXTags, check_estimator_params, check_layers, che
 from .. import dask_backend
 from . import _builder
 from ._interrupt import grow_trees
-from ._rng import tree_seeds
+from ..primitives.rng import tree_seeds
 from ._tagdata import build_tag_arrays
 
 
