@@ -10,6 +10,7 @@ import scipy.sparse as sp
 
 from .._pages import release_after
 from .._validation import check_int, unshared
+from ..executors import executor_for
 from . import _graph as G
 from . import _kernels as K
 from ..primitives.topk import tie_keys
@@ -139,13 +140,20 @@ def leaf_knn(leaves, n_neighbors=20, query_leaves=None, self_index=None):
                 raise ValueError(f"self_index must hold training indices in [0, {n}) or -1 (none)")
             self_index = self_index.astype(np.int64)
     members, offsets, _ = K.leaf_members(leaves)
-    if query_leaves is None:
-        from ..dask_backend import active_client, leaf_knn_rows
-
-        client = active_client()
-        if client is not None:  # row blocks on the workers of joblib's dask backend
-            return leaf_knn_rows(client, leaves, members, offsets, n_neighbors)
+    if query_leaves is None:  # one block here, or row blocks on the workers of joblib's dask backend
+        executor = executor_for()
+        bounds = executor.row_blocks(n)
+        parts = executor.map(_knn_shared, (leaves, members, offsets), len(bounds),
+                             lambda i: (*bounds[i], n_neighbors), name="hmlkit-leaf-knn")
+        return parts[0] if len(parts) == 1 else tuple(np.concatenate(p) for p in zip(*parts))
     return K.knn_rows(q, members, offsets, n, self_index, n_neighbors, K.chunk_bounds(q.shape[0]))
+
+
+def _knn_shared(shared, a, b, k):
+    """The leaf k-NN of training rows a..b-1 (``shared``: leaves, members, offsets)."""
+    leaves, members, offsets = shared.arrays
+    return K.knn_rows(leaves[a:b], members, offsets, leaves.shape[0], np.arange(a, b, dtype=np.int64), k,
+                      K.chunk_bounds(b - a))
 
 
 def knn_affinity(A, n_neighbors=20):

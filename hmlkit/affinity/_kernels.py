@@ -14,7 +14,7 @@ import numpy as np
 
 from ..primitives.counting import members_by_leaf
 from ..primitives.parallel import chunk_bounds  # noqa: F401 (the kernels' callers chunk their rows with it)
-from ..primitives.prefetch import prefetch1d, prefetch2d
+from ..primitives.prefetch import prefetch2d
 from ..primitives.topk import push_top, tie_key
 
 

@@ -572,6 +572,34 @@ def grow_one(X, keys, tag_args, boot, state, min_leaf, max_features, split_sampl
     return out, leaf
 
 
+def _split_keys(X, *tag_args):
+    return feature_keys(X)
+
+
+def _grow_shared(shared, state, boot, min_leaf, max_features, split_sample):
+    """``grow_one`` on an executor's ``shared`` (X, then the tag arrays), the split keys
+    derived from X once per process (``Shared.derived``)."""
+    X, tag_args = shared.arrays[0], shared.arrays[1:]
+    return grow_one(X, shared.derived("keys", _split_keys), tag_args, boot, state, min_leaf, max_features,
+                    split_sample)
+
+
+def grow_forest(X, tag_args, states, boots, min_leaf, max_features, split_sample, executor, progress=None):
+    """The tree loop of every fit: tree t grown by ``grow_one`` from the seed ``states[t]``
+    (on the bootstrap draw ``boots[t]`` if any), by ``executor`` (:mod:`hmlkit.executors`:
+    local threads with Ctrl-C between trees, or the workers of a Dask cluster), so the
+    forest is the same whatever runs it; ``progress(k)`` after k more trees. Returns
+    ``[(tree arrays, train leaf)]`` in tree order.
+
+    The split keys (as large as X) live only in this call, so they are freed before the
+    trees are stored: at 100,000 x 4096 the concatenated trees and training leaves
+    otherwise came on top of them, at the fit's peak."""
+    return executor.map(_grow_shared, (X, *tag_args), len(states),
+                        lambda t: (states[t:t + 1].copy(), None if boots is None else boots[t], min_leaf,
+                                   max_features, split_sample),
+                        name="hmlforest-tree", progress=progress)
+
+
 def route_table(node_offset, feature, threshold, left, right, leaf_id):
     """The forest's nodes packed for routing: one 16-byte row per node, so a visit
     touches one cache line instead of one per array (feature, threshold, children):
@@ -685,3 +713,18 @@ def apply_flat(X, node_offset, feature, threshold, left, right, leaf_id):
     """Leaf index of every sample in every tree of a flattened forest (the arrays of
     ``HMLForest``: per-tree node indices, ``node_offset`` the start of each tree)."""
     return apply_table(X, node_offset, *route_table(node_offset, feature, threshold, left, right, leaf_id))
+
+
+def _apply_shared(forest, X_block):
+    # the packed node table is built once per process, not once per block
+    return apply_table(X_block, forest.arrays[0], *forest.derived("route", route_table))
+
+
+def apply_forest(X, forest_arrays, executor):
+    """``apply_flat(X, *forest_arrays)`` by ``executor``: in one block on this machine, or in
+    row blocks on the workers of a Dask cluster (the forest sent to each worker once, each
+    block to the one worker that routes it)."""
+    bounds = executor.row_blocks(X.shape[0])
+    parts = executor.map(_apply_shared, forest_arrays, len(bounds), lambda i: (X[slice(*bounds[i])],),
+                         name="hmlforest-apply", scatter=True)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
