@@ -6,7 +6,7 @@ import numba
 import pytest
 import scipy.sparse as sp
 
-import hmlkit.affinity as A
+import hmlkit.affinity.cosine as A
 from hmlkit._paths import corel5k_path
 from hmlkit.affinity import cosine_knn_graph
 from hmlkit.data import load_dataset

@@ -4,7 +4,8 @@ import pytest
 import scipy.sparse as sp
 
 from hmlkit import HMLForest
-from hmlkit.affinity import _compact, knn_affinity, knn_graph_from_neighbors, leaf_affinity, leaf_knn
+from hmlkit.affinity import knn_affinity, knn_graph_from_neighbors, leaf_affinity, leaf_knn
+from hmlkit.affinity.leaf import _compact
 from hmlkit.affinity import _kernels as K
 from hmlkit.primitives.topk import tie_keys
 
@@ -267,7 +268,7 @@ def test_bootstrap_duplicates_grow_the_tree_of_repeated_rows(hierarchy):
     """A bootstrap sample drawing a sample several times grows the same tree
     as the data with those rows physically repeated (duplicates bring their
     tags once per draw; the node buffers are sized for it)."""
-    from hmlkit.forest import _builder
+    from hmlkit.forest import _grow, _keys, _split
     from hmlkit.forest._tagdata import build_tag_arrays
 
     X, Y, layers, _ = _blobs(n=60, seed=3, untagged=0.1)
@@ -278,10 +279,10 @@ def test_bootstrap_duplicates_grow_the_tree_of_repeated_rows(hierarchy):
     out = []
     for Xs, Ys, samples in ((X, Y, bag.copy()), (X[bag], Y[bag], np.arange(len(bag), dtype=np.int64))):
         tags = build_tag_arrays(sp.csr_matrix(Ys), layers)
-        assert _builder.tag_entries(samples, tags.ly_indptr) == Ys[samples].sum()
+        assert _split.tag_entries(samples, tags.ly_indptr) == Ys[samples].sum()
         leaf = np.full(len(Xs), -1, np.int32)
         state = np.array([12345], np.uint64)
-        out.append(_builder.grow_tree(Xs, *_builder.feature_keys(Xs), samples, *tags.kernel_args(), 1, 3, state, leaf))
+        out.append(_grow.grow_tree(Xs, *_keys.feature_keys(Xs), samples, *tags.kernel_args(), 1, 3, state, leaf))
     for a, b in zip(out[0][:5], out[1][:5]):
         np.testing.assert_array_equal(a, b)
     assert out[0][5] == out[1][5] > 1

@@ -325,7 +325,8 @@ def test_data_layer_bad_input_names_the_problem(tmp_path):
 # ------------------------------------------------- the core's edges (audit of stop 42)
 
 def test_brute_cosine_graph_gives_each_row_k_neighbours_even_with_duplicates():
-    from hmlkit.affinity import _brute_cosine_edges, cosine_knn_graph
+    from hmlkit.affinity import cosine_knn_graph
+    from hmlkit.affinity.cosine import _brute_cosine_edges
 
     # rows 0-3 are identical: scikit-learn's search for k + 1 could return two duplicates
     # and not the row itself, and the row kept k + 1 out-edges (rows 2 and 3 here, at k = 1)

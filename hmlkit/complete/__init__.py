@@ -11,7 +11,8 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from .._validation import SparseXTags, check_estimator_params, check_n_clusters, check_X, check_Y
-from ..affinity import _compact, _leaf_ids, leaf_knn
+from ..affinity import leaf_knn
+from ..affinity.leaf import _compact, _leaf_ids
 from ..affinity import _kernels as KA
 from . import _kernels as KC
 from ..forest.estimator import SPLIT_SAMPLE

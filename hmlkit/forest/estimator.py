@@ -10,7 +10,8 @@ from sklearn.base import BaseEstimator
 
 from .._validation import SparseXTags, check_estimator_params, check_layers, check_random_state_seed, check_X, check_Y
 from ..executors import executor_for
-from ._builder import apply_forest, grow_forest
+from ._grow import grow_forest
+from ._route import apply_forest
 from ..primitives.rng import tree_seeds
 from ._tagdata import build_tag_arrays
 
