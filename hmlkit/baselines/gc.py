@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._validation import check_X, check_Y
+from .inputs import INPUT_MODES, fit_in_mode
 from ..complete import TransductiveScoresMixin, cluster_tag_scores, rank_observed_last  # noqa: F401  (core rules, re-exported)
 
 
@@ -43,8 +44,6 @@ class GCCompleter(TransductiveScoresMixin, BaseEstimator):
 
     def fit(self, X, Y, layers=None):
         from ..data import TaggedData
-        from .inputs import INPUT_MODES
-        from .run import fit_in_mode
 
         X = check_X(X)
         Y = check_Y(Y, n_samples=X.shape[0])

@@ -100,3 +100,13 @@ def make_input(mode: str, data, random_state=None):
     if mode == "blm":
         return data.X, _dense_tags(data)
     raise ValueError(f"unknown input mode {mode!r}; known: {', '.join(INPUT_MODES)}")
+
+
+def fit_in_mode(est, mode, data, random_state=None):
+    """Fit clustering estimator ``est`` on ``data`` in input ``mode`` (module notes); returns ``est``."""
+    if mode == "hml":
+        return est.fit(data.X, data.Y, layers=data.layers)
+    if mode == "blm":
+        X, Y = make_input(mode, data, random_state=random_state)
+        return est.fit(X, Y, layers=data.layers)
+    return est.fit(make_input(mode, data, random_state=random_state))
