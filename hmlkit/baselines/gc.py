@@ -15,6 +15,7 @@ from sklearn.base import BaseEstimator
 from .._validation import check_X, check_Y
 from .inputs import INPUT_MODES, fit_in_mode
 from ..complete import TransductiveScoresMixin, cluster_tag_scores, rank_observed_last  # noqa: F401  (core rules, re-exported)
+from ..data import TaggedData
 
 
 class GCCompleter(TransductiveScoresMixin, BaseEstimator):
@@ -43,8 +44,6 @@ class GCCompleter(TransductiveScoresMixin, BaseEstimator):
         self.input_mode = input_mode
 
     def fit(self, X, Y, layers=None):
-        from ..data import TaggedData
-
         X = check_X(X)
         Y = check_Y(Y, n_samples=X.shape[0])
         if (self.clusterer is None) == (self.labels is None):

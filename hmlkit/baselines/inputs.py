@@ -23,6 +23,7 @@ import hashlib
 from collections import OrderedDict
 
 import numpy as np
+from .detscore import detection_scores
 
 INPUT_MODES = ("vifeat", "bitag", "detscore", "cmb", "blm")
 
@@ -79,8 +80,6 @@ def detection_scores_input(data, random_state=None) -> np.ndarray:
 
 
 def _detection_scores_input(data, random_state=None) -> np.ndarray:
-    from .detscore import detection_scores
-
     return np.asarray(detection_scores(data.X, data.Y, random_state=random_state), dtype=np.float32)
 
 

@@ -26,6 +26,8 @@ import numpy as np
 from ._spec import MethodParameterError, build_estimator  # noqa: F401 (MethodParameterError: API)
 from .inputs import fit_in_mode  # noqa: F401 (API)
 from .registry import get_method
+from ..data import make_synthetic
+from ..metrics import clustering_scores
 
 
 @dataclass
@@ -82,8 +84,6 @@ def main(argv=None):
     import ast
     import time
 
-    from ..data import make_synthetic
-    from ..metrics import clustering_scores
     ap = argparse.ArgumentParser(prog="python -m hmlkit.baselines.run", description=main.__doc__.split("\n")[0])
     ap.add_argument("--profile", default="trecvid")
     ap.add_argument("--n-samples", type=int, default=None)

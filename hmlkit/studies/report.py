@@ -12,6 +12,7 @@ from .claims import FAILS, HOLDS, UNCHECKED, evaluate
 from .config import HUB_RATIO
 from .profiles import STUDIES
 from .sanity import CHANCE_ARI, flagged
+from .saving import write_text_atomic
 
 _MARK = {HOLDS: "holds", FAILS: "**does not hold**", UNCHECKED: "not checked"}
 
@@ -89,8 +90,6 @@ def study_section(name, results_dir, figures_dir=None):
 
 def write_report(results_dir="results", figures_dir="figures", names=STUDIES, path=None):
     """Write ``results_dir/REPORT.md`` from the ``.nc`` files found; returns (path, claim results)."""
-    from .saving import write_text_atomic
-
     body, allres = [], []
     for name in names:
         lines, res = study_section(name, results_dir, figures_dir)
