@@ -8,7 +8,8 @@ import pytest
 import scipy.sparse as sp
 
 from hmlkit.data import make_synthetic
-from hmlkit.forest import _grow, _keys
+from hmlkit.forest import _grow as grow_module
+from hmlkit.forest import _keys
 from hmlkit.forest._tagdata import build_tag_arrays
 from hmlkit.tags import soft_tag_confidences
 
@@ -21,7 +22,7 @@ def _grow(X, Y, layers, local_size, soft=True, ignore_untagged=True, samples=Non
     n = X.shape[0]
     samples = np.arange(n, dtype=np.int64) if samples is None else samples.copy()
     leaf = np.full(n, -1, np.int32)
-    out = _grow.grow_tree(X, *_keys.feature_keys(X), samples, *tags.kernel_args(), 3, max_features,
+    out = grow_module.grow_tree(X, *_keys.feature_keys(X), samples, *tags.kernel_args(), 3, max_features,
                              np.array([seed], np.uint64), leaf, split_sample, local_size)
     return out, leaf
 
@@ -127,15 +128,15 @@ def test_default_local_size_is_used_by_the_estimator_and_keeps_its_trees():
     from hmlkit import HMLForest
 
     D = make_synthetic("trecvid", n_samples=600, random_state=0)
-    assert _grow.local_size_for(D.X.shape[1]) > 0
+    assert grow_module.local_size_for(D.X.shape[1]) > 0
     a = HMLForest(n_estimators=4, random_state=3).fit(D.X, D.Y, D.layers)
-    old = _grow.LOCAL_BYTES, _grow.LOCAL_BYTES_MAX
+    old = grow_module.LOCAL_BYTES, grow_module.LOCAL_BYTES_MAX
     try:
-        _grow.LOCAL_BYTES = _grow.LOCAL_BYTES_MAX = 0
-        assert _grow.local_size_for(D.X.shape[1]) == 0
+        grow_module.LOCAL_BYTES = grow_module.LOCAL_BYTES_MAX = 0
+        assert grow_module.local_size_for(D.X.shape[1]) == 0
         b = HMLForest(n_estimators=4, random_state=3).fit(D.X, D.Y, D.layers)
     finally:
-        _grow.LOCAL_BYTES, _grow.LOCAL_BYTES_MAX = old
+        grow_module.LOCAL_BYTES, grow_module.LOCAL_BYTES_MAX = old
     for name in ("feature_", "threshold_", "children_left_", "children_right_", "leaf_id_", "train_leaves_"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
 
@@ -143,4 +144,4 @@ def test_default_local_size_is_used_by_the_estimator_and_keeps_its_trees():
 def test_local_block_size_by_feature_count():
     # 1 MiB of uint32 keys below 512 features; 512 samples up to 4096 features (8 MiB);
     # 8 MiB above; none when 8 MiB holds fewer than 16 samples
-    assert [_grow.local_size_for(d) for d in (100, 512, 1000, 4096, 16384, 10**6)] == [2621, 512, 512, 512, 128, 0]
+    assert [grow_module.local_size_for(d) for d in (100, 512, 1000, 4096, 16384, 10**6)] == [2621, 512, 512, 512, 128, 0]

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 
 from .._validation import unshared
 from ..primitives.parallel import chunk_bounds
-from . import _cosine as C
+from . import _cosine as CK
 from .graph import symmetric_graph
 
 
@@ -51,7 +51,7 @@ def _window_knn(Z, norm, k, window):
     C = P.tocsc()
     C.sort_indices()
     prow = np.flatnonzero(np.diff(P.indptr) > 0)
-    idx, sim = C.cosine_knn_window_rows(P.indptr.astype(np.int64), P.indices.astype(np.int64), P.data,
+    idx, sim = CK.cosine_knn_window_rows(P.indptr.astype(np.int64), P.indices.astype(np.int64), P.data,
                                         C.indptr.astype(np.int64), C.indices.astype(np.int64), norm[perm],
                                         perm.astype(np.int64), Z.shape[1], prow, k, window, chunk_bounds(len(prow)))
     return perm[prow], np.where(idx >= 0, perm[np.maximum(idx, 0)], -1), sim
@@ -67,11 +67,11 @@ def cosine_knn_graph(Z, n_neighbors=20, algorithm="auto", window=WINDOW):
     - "brute": scikit-learn's brute-force search, every row against every row, in
       chunks of about 1 GB;
     - "inverted" (non-negative sparse Z only): an inverted index over Z's columns
-      (:func:`_kernels.cosine_knn_rows`); exact, a row costs the summed lengths of its
+      (:func:`_cosine.cosine_knn_rows`); exact, a row costs the summed lengths of its
       columns' postings, so the whole graph costs sum over columns of their frequency
       squared: quadratic in n for a fixed vocabulary;
     - "window" (non-negative sparse Z only): approximate and linear in n
-      (:func:`_kernels.cosine_knn_window_rows`): a column with more than ``window``
+      (:func:`_cosine.cosine_knn_window_rows`): a column with more than ``window``
       postings is scanned only over the ``window`` rows nearest the query in
       :func:`window_order`; similarities of the neighbours found are exact;
     - "auto": "brute" below ``INVERTED_FROM`` rows or for dense or signed Z;
@@ -116,7 +116,7 @@ def cosine_knn_graph(Z, n_neighbors=20, algorithm="auto", window=WINDOW):
         if algorithm == "inverted":
             C = Z.tocsc()
             C.sort_indices()
-            idx, sim = C.cosine_knn_rows(ip, ix, Z.data, C.indptr.astype(np.int64), C.indices.astype(np.int64),
+            idx, sim = CK.cosine_knn_rows(ip, ix, Z.data, C.indptr.astype(np.int64), C.indices.astype(np.int64),
                                          C.data, norm, rows.astype(np.int64), kk, chunk_bounds(len(rows)))
         else:
             rows, idx, sim = _window_knn(Z, norm, kk, int(window))
