@@ -47,7 +47,7 @@ browser-deps:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver)
 
 test-browser: install browser-deps
-	$(BIN)/python -m pytest -q tests/test_explore_browser.py
+	$(BIN)/python -m pytest -q tests/test_explore_browser.py tests/test_sweep_browser.py
 
 bench: install
 	$(BIN)/python -m hmlkit.bench

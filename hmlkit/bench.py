@@ -59,7 +59,7 @@ def _warm():
     # not inside the first timed fit of that size (narrow=2 makes these features wide)
     import scipy.sparse as sp
 
-    from hmlkit.forest import _builder
+    from hmlkit.forest import _grow as _builder
     from hmlkit.forest._tagdata import build_tag_arrays
 
     keys = _builder.feature_keys(X, narrow=2)

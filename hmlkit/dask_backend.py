@@ -1,4 +1,4 @@
-"""The forest's work on a Dask cluster (opt-in, ``dask.distributed``).
+"""The kit's parallel loops on a Dask cluster (opt-in, ``dask.distributed``).
 
 Local threads stay the default. A fit moves onto a cluster through joblib's dask
 backend, the way scikit-learn's estimators do::
@@ -10,17 +10,16 @@ backend, the way scikit-learn's estimators do::
     with parallel_config(backend="dask"):
         labels = HMLClustering(30, random_state=0).fit_predict(X, Y, layers)
 
-Under that backend:
+Under that backend :func:`hmlkit.executors.executor_for` returns a :class:`DaskExecutor`, and
+the loops that run on this machine's threads otherwise run on the workers: the forest's tree
+loop (``hmlkit.forest``: each worker derives the split keys from X once and grows the trees
+it is given, each from its own seed, so the forest is leaf for leaf the one a local fit
+grows; only each tree's arrays and its leaf ids come back), the routing of new samples
+through a fitted forest, and the leaf k-NN (``hmlkit.affinity.leaf_knn``). The arrays every
+call reads go to each worker once (:func:`place`: one scattered key per worker, every task
+pinned to the worker holding the copy it reads, :func:`map_pinned`).
 
-- :func:`grow_trees`: the training data (X and the tag arrays) go to every worker once
-  (:func:`place`: one scattered key per worker, every task pinned to the worker holding
-  the copy it reads, :func:`map_pinned`); each worker derives the split keys from X
-  once and grows the trees it is given, each from its own seed
-  (:func:`hmlkit.forest._rng.tree_seeds`), so the forest is leaf for leaf the one a local
-  fit grows. Only each tree's arrays and its leaf ids (n int32) come back.
-- :func:`apply`: a fitted forest routes new samples chunk by chunk on the workers.
-- :func:`leaf_knn_rows`: the leaf k-NN (``hmlkit.affinity.leaf_knn``) computed for
-  blocks of rows on the workers, the leaf matrix sent to each worker once.
+This module knows nothing of the forest or the affinity: they pass it the function to run.
 """
 from __future__ import annotations
 
@@ -44,7 +43,8 @@ def active_client():
 
 
 class Shared:
-    """Arrays every task on a worker reads, sent to each worker once.
+    """Arrays every call of a loop reads: sent to each worker once (:func:`place`), or shared
+    in place by local threads (:class:`hmlkit.executors.ThreadExecutor`).
 
     :attr:`received` counts, per process, how many times an instance was unpickled:
     on a worker, how many copies of the data it was sent (the tests check it is one
@@ -173,87 +173,35 @@ def release(placed):
         fut.release()
 
 
-# -- growing trees -----------------------------------------------------------
-def _split_keys(X, *tag_args):
-    from .forest._keys import feature_keys
+class DaskExecutor:
+    """The workers of ``client``, with the interface of :class:`hmlkit.executors.ThreadExecutor`:
+    :meth:`map` sends the arrays every call reads to each worker once (:func:`place`) and runs
+    the calls pinned to the copies (:func:`map_pinned`)."""
 
-    return feature_keys(X)
+    def __init__(self, client):
+        self.client = client
 
+    def row_blocks(self, n):
+        """Row blocks ``(start, stop)`` for ``n`` rows: a few per worker thread, so the work balances."""
+        threads = sum(self.client.nthreads().values()) or 1
+        n_blocks = max(1, min(n, 4 * threads))
+        edges = np.linspace(0, n, n_blocks + 1).astype(np.int64)
+        return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a] or [(0, n)]
 
-def _grow_on_worker(shared, state, boot, min_leaf, max_features, split_sample):
-    from .forest._builder import grow_one
-
-    X, tag_args = shared.arrays[0], shared.arrays[1:]
-    return grow_one(X, shared.derived("keys", _split_keys), tag_args, boot, state, min_leaf, max_features,
-                    split_sample)
-
-
-def grow_trees(client, X, tag_args, states, boots, min_leaf, max_features, split_sample=None, progress=None):
-    """Grow one tree per seed in ``states`` on the cluster of ``client``: the same list of
-    ``(tree arrays, train leaf)`` as the local loop (``_interrupt.grow_trees``)."""
-    placed = place(client, X, *tag_args)
-    try:
-        return map_pinned(client, placed, _grow_on_worker, len(states),
-                          args=lambda w, t: (states[t:t + 1].copy(), None if boots is None else boots[t],
-                                             min_leaf, max_features, split_sample),
-                          name="hmlforest-tree", progress=progress)
-    finally:
-        release(placed)
-
-
-# -- routing samples through a fitted forest ---------------------------------
-def _chunks(client, n):
-    """Row blocks for ``n`` rows: a few per worker thread, so the work balances."""
-    threads = sum(client.nthreads().values()) or 1
-    n_blocks = max(1, min(n, 4 * threads))
-    edges = np.linspace(0, n, n_blocks + 1).astype(np.int64)
-    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
-
-
-def _route_table(*forest_arrays):
-    from .forest._builder import route_table
-
-    return route_table(*forest_arrays)
-
-
-def _apply_on_worker(forest, X_block):
-    from .forest._builder import apply_table
-
-    # the packed node table is built once per worker, not once per block
-    return apply_table(X_block, forest.arrays[0], *forest.derived("route", _route_table))
-
-
-def apply(client, forest_arrays, X):
-    """``apply_flat(X, *forest_arrays)`` with X cut in row blocks routed on the workers
-    (the forest sent to each worker once, each block to the one worker that routes it)."""
-    placed = place(client, *forest_arrays)
-    bounds = _chunks(client, X.shape[0])
-    try:
-        parts = map_pinned(client, placed, _apply_on_worker, len(bounds), name="hmlforest-apply",
-                           args=lambda w, i: client.scatter([X[slice(*bounds[i])]], workers=[w], hash=False))
-    finally:
-        release(placed)
-    return np.concatenate(parts, axis=0)
-
-
-# -- leaf k-NN ------------------------------------------------------------------
-def _knn_on_worker(shared, a, b, k):
-    from .affinity import _kernels as K
-
-    leaves, members, offsets = shared.arrays
-    q = leaves[a:b]
-    return K.knn_rows(q, members, offsets, leaves.shape[0], np.arange(a, b, dtype=np.int64), k,
-                      K.chunk_bounds(b - a))
-
-
-def leaf_knn_rows(client, leaves, members, offsets, k):
-    """Every training sample's ``k`` leaf neighbours (``affinity.leaf_knn`` without
-    queries), computed for row blocks on the workers: ``(idx, w)``."""
-    placed = place(client, leaves, members, offsets)
-    bounds = _chunks(client, leaves.shape[0])
-    try:
-        parts = map_pinned(client, placed, _knn_on_worker, len(bounds), name="hmlkit-leaf-knn",
-                           args=lambda w, i: (*bounds[i], k))
-    finally:
-        release(placed)
-    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    def map(self, fn, arrays, n_calls, args, name="hmlkit", progress=None, scatter=False):
+        """``[fn(shared, *args(i)) for i in range(n_calls)]`` on the workers, ``shared`` the worker's
+        copy of ``Shared(*arrays)``, results in call order; ``progress(1)`` per result.
+        ``scatter``: each call's ``args(i)`` (row blocks no other call reads) are sent to the
+        worker that runs it, rather than with the task."""
+        client = self.client
+        if scatter:
+            def extra(w, i):
+                return client.scatter(list(args(i)), workers=[w], hash=False)
+        else:
+            def extra(w, i):
+                return args(i)
+        placed = place(client, *arrays)
+        try:
+            return map_pinned(client, placed, fn, n_calls, args=extra, name=name, progress=progress)
+        finally:
+            release(placed)

@@ -7,7 +7,7 @@ on ``n_seeds`` seeds, scored into an :class:`xarray.Dataset` shaped as the studi
 
 :class:`Sweep` runs the same thing in a thread (:meth:`Sweep.start`), reporting each fit and
 each point as it finishes, and stops on :meth:`Sweep.cancel` between fits and, inside a
-forest fit, between trees (:func:`hmlkit.forest._interrupt.stop_on`): the points done are
+forest fit, between trees (:func:`hmlkit.executors.stop_on`): the points done are
 kept. One sweep runs at a time in a process; a second is refused (:class:`SweepBusy`).
 
 The parameter: ``tau`` (trees), ``phi`` (leaf size), ``sparseness`` (fraction of tags
@@ -390,7 +390,7 @@ class Sweep:
         return not self.running
 
     def _run_claimed(self):
-        from .forest._interrupt import stop_on
+        from .executors import stop_on
 
         s = self.settings
         self.started_at = time.time()

@@ -119,13 +119,13 @@ def test_found_in_shared_then_cache(tmp_path, monkeypatch):
 def test_load_arff_is_called_with_499_features(tmp_path, monkeypatch):
     path, _ = _write_corel5k_like(tmp_path / "Corel5k-train-sparse.arff", [{0, 500}] * 2)
     calls = []
-    real_load_arff = hd.load_arff
+    real_load_arff = hd.arff.load_arff
 
     def load_arff(p, **kw):
         calls.append(kw)
         return real_load_arff(p, **kw)
 
-    monkeypatch.setattr(hd, "load_arff", load_arff)
+    monkeypatch.setattr(hd.arff, "load_arff", load_arff)
     load_dataset(path, n_layers=1)
     assert calls == [{"n_features": 499, "name": "corel5k"}]
 

@@ -1,12 +1,12 @@
 """The windowed (approximate, linear in n) cosine kNN of the tag graph (issue 20):
 agreement with the exact search, exact edge weights, ties, and its quality on real
 tags (Corel5k)."""
-import numpy as np
 import numba
+import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import hmlkit.affinity as A
+import hmlkit.affinity.cosine as A
 from hmlkit._paths import corel5k_path
 from hmlkit.affinity import cosine_knn_graph
 from hmlkit.data import load_dataset

@@ -4,8 +4,15 @@ import pytest
 import scipy.sparse as sp
 
 from hmlkit import HMLForest
-from hmlkit.affinity import _compact, knn_affinity, knn_graph_from_neighbors, leaf_affinity, leaf_knn
 from hmlkit.affinity import _kernels as K
+from hmlkit.affinity import (
+    knn_affinity,
+    knn_graph_from_neighbors,
+    leaf_affinity,
+    leaf_knn,
+)
+from hmlkit.affinity.leaf import _compact
+from hmlkit.primitives.topk import tie_keys
 
 
 def _blobs(n=120, seed=0, d=8, untagged=0.2):
@@ -25,7 +32,7 @@ def _knn_reference(i, cols, aff, k):
     left out, equal ones in the order of the pair's tie key (as the kNN kernels order them)."""
     cols = np.asarray(cols, np.int64)
     keep = np.flatnonzero(cols != i)
-    tie = K.tie_keys(np.full(keep.size, i, np.int64), cols[keep])
+    tie = tie_keys(np.full(keep.size, i, np.int64), cols[keep])
     return keep[np.lexsort((tie, -np.asarray(aff)[keep]))[:k]]
 
 
@@ -111,7 +118,7 @@ def test_leaf_knn_counts_beyond_uint16_trees():
     np.testing.assert_array_equal(idx[:, 0], [1, 0, 3, 2])
     # the second neighbour: of the two tied at T / 2, the one with the smaller tie key
     for i, (a, b) in enumerate([(2, 3), (2, 3), (0, 1), (0, 1)]):
-        ka, kb = K.tie_keys(np.int64([i, i]), np.int64([a, b]))
+        ka, kb = tie_keys(np.int64([i, i]), np.int64([a, b]))
         assert idx[i, 1] == (a if ka < kb else b)
     np.testing.assert_array_equal(w, np.float32([[1, 0.5], [1, 0.5], [1, 0.5], [1, 0.5]]))
 
@@ -266,7 +273,7 @@ def test_bootstrap_duplicates_grow_the_tree_of_repeated_rows(hierarchy):
     """A bootstrap sample drawing a sample several times grows the same tree
     as the data with those rows physically repeated (duplicates bring their
     tags once per draw; the node buffers are sized for it)."""
-    from hmlkit.forest import _builder
+    from hmlkit.forest import _grow, _keys, _split
     from hmlkit.forest._tagdata import build_tag_arrays
 
     X, Y, layers, _ = _blobs(n=60, seed=3, untagged=0.1)
@@ -277,10 +284,10 @@ def test_bootstrap_duplicates_grow_the_tree_of_repeated_rows(hierarchy):
     out = []
     for Xs, Ys, samples in ((X, Y, bag.copy()), (X[bag], Y[bag], np.arange(len(bag), dtype=np.int64))):
         tags = build_tag_arrays(sp.csr_matrix(Ys), layers)
-        assert _builder.tag_entries(samples, tags.ly_indptr) == Ys[samples].sum()
+        assert _split.tag_entries(samples, tags.ly_indptr) == Ys[samples].sum()
         leaf = np.full(len(Xs), -1, np.int32)
         state = np.array([12345], np.uint64)
-        out.append(_builder.grow_tree(Xs, *_builder.feature_keys(Xs), samples, *tags.kernel_args(), 1, 3, state, leaf))
+        out.append(_grow.grow_tree(Xs, *_keys.feature_keys(Xs), samples, *tags.kernel_args(), 1, 3, state, leaf))
     for a, b in zip(out[0][:5], out[1][:5]):
         np.testing.assert_array_equal(a, b)
     assert out[0][5] == out[1][5] > 1

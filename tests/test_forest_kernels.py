@@ -2,11 +2,10 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
-from hmlkit.forest import _builder
-from hmlkit.forest._tagdata import build_tag_arrays
-
 from _reference import reference_best_split
+
+from hmlkit.forest import _grow, _keys, _split
+from hmlkit.forest._tagdata import build_tag_arrays
 
 
 def _case(seed, n, d, m, n_layers, density=0.25, untagged=0.2):
@@ -26,7 +25,7 @@ def _case(seed, n, d, m, n_layers, density=0.25, untagged=0.2):
 def _kernel(X, Y, layers, pos, neg, use_soft, features, min_leaf, S=None, ignore_untagged=False):
     tags = build_tag_arrays(sp.csr_matrix(Y), layers, (pos, neg) if use_soft else None, ignore_untagged)
     S = np.arange(X.shape[0]) if S is None else S
-    return _builder.best_split_over(X, *_builder.feature_keys(X), S.astype(np.int64), np.asarray(features, np.int64), *tags.kernel_args(),
+    return _split.best_split_over(X, *_keys.feature_keys(X), S.astype(np.int64), np.asarray(features, np.int64), *tags.kernel_args(),
                                     min_leaf)
 
 
@@ -174,12 +173,12 @@ def test_skipping_the_mode_grows_the_same_tree(use_soft):
     X[:, 4:] = _sparse_features(rng, n, 4, "middle")
     _, Y, layers, pos, neg = _case(12, n=n, d=2, m=8, n_layers=2, untagged=0.3)
     tags = build_tag_arrays(sp.csr_matrix(Y), layers, (pos, neg) if use_soft else None)
-    R, mode_rank, mode_val, Rh, high = _builder.feature_keys(X)
+    R, mode_rank, mode_val, Rh, high = _keys.feature_keys(X)
     assert (mode_rank > 0).any() and (mode_rank == 0).any()  # modes at the bottom and inside
     out = []
     for mr in (mode_rank, np.full_like(mode_rank, np.iinfo(np.uint32).max)):
         leaf = np.full(n, -1, np.int32)
-        out.append(_builder.grow_tree(X, R, mr, mode_val, Rh, high, np.arange(n, dtype=np.int64), *tags.kernel_args(),
+        out.append(_grow.grow_tree(X, R, mr, mode_val, Rh, high, np.arange(n, dtype=np.int64), *tags.kernel_args(),
                                       3, 3, np.array([7], np.uint64), leaf) + (leaf,))
     assert out[0][5] > 10
     for a, b in zip(out[0], out[1]):
@@ -234,7 +233,7 @@ def test_equal_gains_either_side_of_the_mode_take_the_leftmost_cut(mode):
 
 def test_feature_keys_mode_is_the_most_frequent_value():
     X = np.array([[0, 3], [1, 3], [0, 2], [2, 2], [0, 1]], np.float32)
-    R, mode_rank, mode_val, _, _ = _builder.feature_keys(X)
+    R, mode_rank, mode_val, _, _ = _keys.feature_keys(X)
     np.testing.assert_array_equal(mode_rank, [0, 1])  # feature 1: 2 and 3 tie, the smaller rank wins
     np.testing.assert_array_equal(mode_val, [0.0, 2.0])
 
@@ -296,7 +295,7 @@ def test_sort_keys_every_branch_orders_the_keys(N, span):
     order = np.empty(cap, np.int64)
     tmp = np.empty(cap, np.int64)
     cnt = np.zeros(cap + 1, np.int64)
-    out = _builder._sort_keys(keys, N, keys[:N].min(), keys[:N].max(), order, tmp, cnt)[:N]
+    out = _keys._sort_keys(keys, N, keys[:N].min(), keys[:N].max(), order, tmp, cnt)[:N]
     assert sorted(out.tolist()) == list(range(N))
     assert np.all(np.diff(keys[out].astype(np.int64)) >= 0)
     # stable: equal keys keep their gathered order (the soft sweep's float sums depend on it)
@@ -331,17 +330,17 @@ def test_dense_ranks_match_scipy_and_both_key_widths_grow_the_same_tree():
 
     rng = np.random.default_rng(5)
     X = np.round(rng.normal(size=(300, 6)), 1).astype(np.float32)  # many ties
-    R = _builder.dense_ranks(X)
+    R = _keys.dense_ranks(X)
     assert R.dtype == np.uint16 and R.shape == (6, 300)
     for f in range(6):
         np.testing.assert_array_equal(R[f], rankdata(X[:, f], method="dense") - 1)
     Y = (rng.random((300, 5)) < 0.3).astype(np.uint8)
     tags = build_tag_arrays(sp.csr_matrix(Y), [np.arange(2), np.arange(2, 5)])
     out = []
-    _, mode_rank, mode_val, Rh, high = _builder.feature_keys(X)
+    _, mode_rank, mode_val, Rh, high = _keys.feature_keys(X)
     for keys in (R, R.astype(np.uint32)):
         leaf = np.full(300, -1, np.int32)
-        out.append(_builder.grow_tree(X, keys, mode_rank, mode_val, Rh, high, np.arange(300, dtype=np.int64),
+        out.append(_grow.grow_tree(X, keys, mode_rank, mode_val, Rh, high, np.arange(300, dtype=np.int64),
                                       *tags.kernel_args(), 3, 2, np.array([99], np.uint64), leaf))
     for a, b in zip(out[0][:5], out[1][:5]):
         np.testing.assert_array_equal(a, b)
@@ -365,13 +364,13 @@ def test_wide_features_keep_their_ranks_in_two_halves_and_grow_the_same_tree(nar
 
     X, tags = _wide_case()
     n, d = X.shape
-    R, mode_rank, mode_val, Rh, high = _builder.feature_keys(X, narrow=narrow)
+    R, mode_rank, mode_val, Rh, high = _keys.feature_keys(X, narrow=narrow)
     top = np.array([rankdata(X[:, f], method="dense").max() - 1 for f in range(d)])
     wide = top >= narrow
     assert 0 < wide.sum() <= d // 2
     np.testing.assert_array_equal(high >= 0, wide)
     assert R.dtype == np.uint16 and R.shape == (d, n) and Rh.shape == (wide.sum(), n)
-    whole = _builder.dense_ranks(X).astype(np.uint32)
+    whole = _keys.dense_ranks(X).astype(np.uint32)
     np.testing.assert_array_equal(R, whole.astype(np.uint16))
     np.testing.assert_array_equal(Rh, whole[wide] >> 16)
     R32 = whole.copy()
@@ -386,7 +385,7 @@ def test_wide_features_keep_their_ranks_in_two_halves_and_grow_the_same_tree(nar
                      (R32.astype(np.uint32), mode32, mode_val, Rh[:0], no_high),
                      (R, mode32, mode_val, Rh2, high)):
             leaf = np.full(n, -1, np.int32)
-            grown.append(_builder.grow_tree(X, *keys, np.arange(n, dtype=np.int64), *tags.kernel_args(), 3, 4,
+            grown.append(_grow.grow_tree(X, *keys, np.arange(n, dtype=np.int64), *tags.kernel_args(), 3, 4,
                                             np.array([11], np.uint64), leaf, split_sample, local) + (leaf,))
         assert grown[0][5] > 20
         for other in grown[1:]:
@@ -396,10 +395,10 @@ def test_wide_features_keep_their_ranks_in_two_halves_and_grow_the_same_tree(nar
 
 def test_mostly_wide_features_take_whole_uint32_ranks():
     X, _ = _wide_case()
-    R, mode_rank, mode_val, Rh, high = _builder.feature_keys(X, narrow=2)
+    R, mode_rank, mode_val, Rh, high = _keys.feature_keys(X, narrow=2)
     assert R.dtype == np.uint32 and Rh.shape[0] == 0 and (high == -1).all()
-    np.testing.assert_array_equal(R, _builder.dense_ranks(X))
-    R16, mode16, val16, _, _ = _builder.feature_keys(X)
+    np.testing.assert_array_equal(R, _keys.dense_ranks(X))
+    R16, mode16, val16, _, _ = _keys.feature_keys(X)
     assert R16.dtype == np.uint16
     np.testing.assert_array_equal(R, R16)
     np.testing.assert_array_equal(mode_rank, mode16)
@@ -416,9 +415,9 @@ def test_wide_features_missed_by_the_probe_still_take_uint32_ranks():
     wide = np.concatenate([wide, probe[:16]])
     X = rng.integers(0, 10, (n, d)).astype(np.float32)
     X[:, wide] = rng.normal(size=(n, wide.size)).astype(np.float32)
-    R, mode_rank, mode_val, Rh, high = _builder.feature_keys(X, narrow=100)
+    R, mode_rank, mode_val, Rh, high = _keys.feature_keys(X, narrow=100)
     assert 2 * wide.size > d and R.dtype == np.uint32 and Rh.shape[0] == 0 and (high == -1).all()
-    np.testing.assert_array_equal(R, _builder.dense_ranks(X))
-    R16 = _builder.feature_keys(X)[0]
+    np.testing.assert_array_equal(R, _keys.dense_ranks(X))
+    R16 = _keys.feature_keys(X)[0]
     assert R16.dtype == np.uint16
     np.testing.assert_array_equal(R, R16)

@@ -196,10 +196,10 @@ def test_no_estimator_changes_the_arrays_it_is_given():
     used without a copy), after the core estimators and every clustering baseline that
     takes them."""
     from hmlkit import HMLClustering, HMLForest, HMLTagCompleter
+    from hmlkit.affinity import leaf_knn
     from hmlkit.baselines import registry
     from hmlkit.baselines.run import make_estimator
     from hmlkit.complete import affinity_measure_top, cooccurrence_scores
-    from hmlkit.affinity import leaf_knn
 
     rng = np.random.default_rng(0)
     n, m = 60, 6
@@ -280,7 +280,14 @@ def test_every_clustering_method_fits_with_its_default_random_state():
 
 def test_data_layer_bad_input_names_the_problem(tmp_path):
     from hmlkit._validation import check_random_state_seed, check_X, check_Y
-    from hmlkit.data import hide_tags, load_arff, load_dataset, load_npz, make_synthetic, remove_tags
+    from hmlkit.data import (
+        hide_tags,
+        load_arff,
+        load_dataset,
+        load_npz,
+        make_synthetic,
+        remove_tags,
+    )
 
     X, Y = np.random.default_rng(0).random((5, 3)), np.eye(5, 4, dtype=np.uint8)
     d = TaggedData(X, Y)
@@ -325,7 +332,8 @@ def test_data_layer_bad_input_names_the_problem(tmp_path):
 # ------------------------------------------------- the core's edges (audit of stop 42)
 
 def test_brute_cosine_graph_gives_each_row_k_neighbours_even_with_duplicates():
-    from hmlkit.affinity import _brute_cosine_edges, cosine_knn_graph
+    from hmlkit.affinity import cosine_knn_graph
+    from hmlkit.affinity.cosine import _brute_cosine_edges
 
     # rows 0-3 are identical: scikit-learn's search for k + 1 could return two duplicates
     # and not the row itself, and the row kept k + 1 out-edges (rows 2 and 3 here, at k = 1)

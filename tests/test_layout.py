@@ -1,5 +1,6 @@
-"""The kit's layout rules (issue 16): short modules outside the numba kernels, no import
-fallback around the kit's own code, notebooks made of parameters and calls only."""
+"""The kit's layout rules: no import fallback around the kit's own code, notebooks made of
+parameters and calls only. (Modules are split by concern, not by length: the import layering
+is tested in ``test_layering``.)"""
 import ast
 import re
 from pathlib import Path
@@ -10,32 +11,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 MODULES = sorted((ROOT / "hmlkit").rglob("*.py"))
 NOTEBOOKS = sorted((ROOT / "studies").glob("*.ipynb"))
-MAX_LINES = 500
 
 
 def _rel(path):
     return str(path.relative_to(ROOT))
-
-
-def _is_kernel_module(path, tree):
-    """A private module (``_name.py``) of numba kernels: it defines an ``nb.njit`` function."""
-    if not path.name.startswith("_") or path.name == "__init__.py":
-        return False
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef):
-            for dec in node.decorator_list:
-                target = dec.func if isinstance(dec, ast.Call) else dec
-                if isinstance(target, ast.Attribute) and target.attr == "njit":
-                    return True
-    return False
-
-
-@pytest.mark.parametrize("path", MODULES, ids=_rel)
-def test_module_is_short_unless_numba_kernels(path):
-    text = path.read_text()
-    n = text.count("\n")
-    if n > MAX_LINES:
-        assert _is_kernel_module(path, ast.parse(text)), f"{_rel(path)} has {n} lines (> {MAX_LINES})"
 
 
 def _catches(handler, names):

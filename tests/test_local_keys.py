@@ -8,7 +8,8 @@ import pytest
 import scipy.sparse as sp
 
 from hmlkit.data import make_synthetic
-from hmlkit.forest import _builder
+from hmlkit.forest import _grow as grow_module
+from hmlkit.forest import _keys
 from hmlkit.forest._tagdata import build_tag_arrays
 from hmlkit.tags import soft_tag_confidences
 
@@ -21,7 +22,7 @@ def _grow(X, Y, layers, local_size, soft=True, ignore_untagged=True, samples=Non
     n = X.shape[0]
     samples = np.arange(n, dtype=np.int64) if samples is None else samples.copy()
     leaf = np.full(n, -1, np.int32)
-    out = _builder.grow_tree(X, *_builder.feature_keys(X), samples, *tags.kernel_args(), 3, max_features,
+    out = grow_module.grow_tree(X, *_keys.feature_keys(X), samples, *tags.kernel_args(), 3, max_features,
                              np.array([seed], np.uint64), leaf, split_sample, local_size)
     return out, leaf
 
@@ -87,22 +88,22 @@ def test_local_keys_order_and_tie_as_the_dense_ranks():
     rng = np.random.default_rng(0)
     X = _tied_features(300, 6, 0)
     X[:7, 4] = [np.inf, -np.inf, 0.0, -0.0, np.float32(1e-45), -np.float32(1e-45), 3.0]
-    R = _builder.feature_keys(X)[0].astype(np.int64)
+    R = _keys.feature_keys(X)[0].astype(np.int64)
     samples = rng.permutation(300).astype(np.int64)
     L = np.empty((6, 300), np.uint32)
     loc = np.full(300, -1, np.int64)
-    _builder.fill_local_keys(X, samples, 0, 300, L, loc)
+    _keys.fill_local_keys(X, samples, 0, 300, L, loc)
     np.testing.assert_array_equal(loc, np.arange(300))
     for f in range(6):
         r = R[f, samples]
         k = L[f].astype(np.int64)
         # same order and same ties: comparing any two samples by key or by rank agrees
         np.testing.assert_array_equal(np.sign(k[:, None] - k[None, :]), np.sign(r[:, None] - r[None, :]))
-    np.testing.assert_array_equal(_builder.float_keys(X[samples, 1]), L[1])
+    np.testing.assert_array_equal(_keys.float_keys(X[samples, 1]), L[1])
     # a slice of the samples fills rows from 0, with loc giving each position's row
-    _builder.fill_local_keys(X, samples, 100, 140, L, loc)
+    _keys.fill_local_keys(X, samples, 100, 140, L, loc)
     np.testing.assert_array_equal(loc[100:140], np.arange(40))
-    np.testing.assert_array_equal(L[:, :40], _builder.float_keys(X[samples[100:140]].ravel()).reshape(40, 6).T)
+    np.testing.assert_array_equal(L[:, :40], _keys.float_keys(X[samples[100:140]].ravel()).reshape(40, 6).T)
 
 
 def test_local_keys_fill_whole_and_partial_tiles():
@@ -115,8 +116,8 @@ def test_local_keys_fill_whole_and_partial_tiles():
         samples = rng.permutation(200).astype(np.int64)
         L = np.full((n_feat, 64 + n_loc), 7, np.uint32)
         loc = np.full(200, -1, np.int64)
-        _builder.fill_local_keys(X, samples, 9, 9 + n_loc, L, loc)
-        want = _builder.float_keys(X[samples[9:9 + n_loc]].ravel()).reshape(n_loc, n_feat).T
+        _keys.fill_local_keys(X, samples, 9, 9 + n_loc, L, loc)
+        want = _keys.float_keys(X[samples[9:9 + n_loc]].ravel()).reshape(n_loc, n_feat).T
         np.testing.assert_array_equal(L[:, :n_loc], want)
         assert (L[:, n_loc:] == 7).all()  # nothing written past the block's samples
         np.testing.assert_array_equal(loc[9:9 + n_loc], np.arange(n_loc))
@@ -127,15 +128,15 @@ def test_default_local_size_is_used_by_the_estimator_and_keeps_its_trees():
     from hmlkit import HMLForest
 
     D = make_synthetic("trecvid", n_samples=600, random_state=0)
-    assert _builder.local_size_for(D.X.shape[1]) > 0
+    assert grow_module.local_size_for(D.X.shape[1]) > 0
     a = HMLForest(n_estimators=4, random_state=3).fit(D.X, D.Y, D.layers)
-    old = _builder.LOCAL_BYTES, _builder.LOCAL_BYTES_MAX
+    old = grow_module.LOCAL_BYTES, grow_module.LOCAL_BYTES_MAX
     try:
-        _builder.LOCAL_BYTES = _builder.LOCAL_BYTES_MAX = 0
-        assert _builder.local_size_for(D.X.shape[1]) == 0
+        grow_module.LOCAL_BYTES = grow_module.LOCAL_BYTES_MAX = 0
+        assert grow_module.local_size_for(D.X.shape[1]) == 0
         b = HMLForest(n_estimators=4, random_state=3).fit(D.X, D.Y, D.layers)
     finally:
-        _builder.LOCAL_BYTES, _builder.LOCAL_BYTES_MAX = old
+        grow_module.LOCAL_BYTES, grow_module.LOCAL_BYTES_MAX = old
     for name in ("feature_", "threshold_", "children_left_", "children_right_", "leaf_id_", "train_leaves_"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
 
@@ -143,4 +144,4 @@ def test_default_local_size_is_used_by_the_estimator_and_keeps_its_trees():
 def test_local_block_size_by_feature_count():
     # 1 MiB of uint32 keys below 512 features; 512 samples up to 4096 features (8 MiB);
     # 8 MiB above; none when 8 MiB holds fewer than 16 samples
-    assert [_builder.local_size_for(d) for d in (100, 512, 1000, 4096, 16384, 10**6)] == [2621, 512, 512, 512, 128, 0]
+    assert [grow_module.local_size_for(d) for d in (100, 512, 1000, 4096, 16384, 10**6)] == [2621, 512, 512, 512, 128, 0]

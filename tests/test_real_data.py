@@ -58,7 +58,8 @@ def test_cosine_knn_inverted_index_agrees_with_brute_force():
     binary tags (many ties): the same similarity at every rank of every row."""
     from sklearn.neighbors import NearestNeighbors
 
-    from hmlkit.affinity import _kernels as K
+    from hmlkit.affinity import _cosine as K
+    from hmlkit.primitives.parallel import chunk_bounds
 
     rng = np.random.default_rng(3)
     Z = sp.random(300, 40, density=0.3, random_state=3, format="csr")
@@ -74,7 +75,7 @@ def test_cosine_knn_inverted_index_agrees_with_brute_force():
     norm = np.sqrt(np.asarray(Y.sum(axis=1)).ravel())
     _, sim = K.cosine_knn_rows(Y.indptr.astype(np.int64), Y.indices.astype(np.int64), Y.data,
                                C.indptr.astype(np.int64), C.indices.astype(np.int64), C.data, norm,
-                               rows.astype(np.int64), 8, K.chunk_bounds(len(rows)))
+                               rows.astype(np.int64), 8, chunk_bounds(len(rows)))
     nn = NearestNeighbors(n_neighbors=len(rows), metric="cosine", algorithm="brute").fit(Y[rows])
     dist, idx = nn.kneighbors(Y[rows])
     ref = np.array([np.sort((1 - d)[i != r])[::-1][:8] for d, i, r in zip(dist, idx, range(len(rows)))])

@@ -3,11 +3,10 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
-from hmlkit.forest import _builder, _criterion
-from hmlkit.forest._tagdata import build_tag_arrays
-
 from _reference import split_gain
+
+from hmlkit.forest import _criterion, _keys, _split
+from hmlkit.forest._tagdata import build_tag_arrays
 
 
 def _node(seed, n=240, lsz=12, d=10):
@@ -21,13 +20,13 @@ def _node(seed, n=240, lsz=12, d=10):
     X = np.where(rng.random((n, d)) < 0.6, 0.0, rng.integers(-3, 4, (n, d)) + rng.random((n, d)) * (seed % 2))
     X = X.astype(np.float32)
     tags = build_tag_arrays(sp.csr_matrix(Y), [np.arange(lsz), np.arange(lsz, m)], (pos, neg))
-    R, mode_rank, *_ = _builder.feature_keys(X)
+    R, mode_rank, *_ = _keys.feature_keys(X)
     samples = np.arange(n, dtype=np.int64)
-    ws = _builder._workspace(n, tags.n_layers, tags.layer_ptr, _builder.tag_entries(samples, tags.ly_indptr),
-                             _builder.soft_rows(samples, tags.n_layers, tags.has_layer, True))
+    ws = _split._workspace(n, tags.n_layers, tags.layer_ptr, _split.tag_entries(samples, tags.ly_indptr),
+                             _split.soft_rows(samples, tags.n_layers, tags.has_layer, True))
     cS, PS, MS, W, PL, ML, T = ws.cS, ws.PS, ws.MS, ws.W, ws.P_swept, ws.M_swept, ws.T
     nptr, ntag, nrow, slots, nsoft, wstep, wmiss = ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft, ws.wstep, ws.wmiss
-    k, soft_mode, imp, _, _, _ = _builder.target_layer(samples, 0, n, *tags.kernel_args(), cS, PS, MS)
+    k, soft_mode, imp, _, _, _ = _split.target_layer(samples, 0, n, *tags.kernel_args(), cS, PS, MS)
     assert k == 0 and soft_mode
     K = _criterion.node_layer_tags(samples, 0, n, 0, tags.layer_ptr, tags.ly_indptr, tags.ly_indices, tags.has_layer,
                                    True, tags.soft_pos, tags.soft_neg, nptr, ntag, nrow, slots, nsoft)

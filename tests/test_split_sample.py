@@ -5,7 +5,7 @@ import pytest
 
 from hmlkit import HMLClustering, HMLForest
 from hmlkit.data import make_synthetic
-from hmlkit.forest import _builder
+from hmlkit.forest import _grow
 from hmlkit.forest.estimator import SPLIT_SAMPLE
 
 ARRAYS = ("node_offset_", "feature_", "threshold_", "children_left_", "children_right_", "leaf_id_", "train_leaves_")
@@ -66,7 +66,7 @@ def test_subsample_draws_exactly_size_in_order_and_uniformly():
     counts = np.zeros(samples.size, np.int64)
     reps = 400
     for _ in range(reps):
-        k = _builder.subsample(samples, 100, 900, 200, state, out)
+        k = _grow.subsample(samples, 100, 900, 200, state, out)
         assert k == 200
         sel = out[:k]
         assert (np.diff(sel) > 0).all()

@@ -15,11 +15,11 @@ import pytest  # noqa: E402
 pytest.importorskip("ipywidgets")
 xr = pytest.importorskip("xarray")
 
-from hmlkit import sweep as sw  # noqa: E402
-from hmlkit.forest import _interrupt  # noqa: E402
-from hmlkit.sweep_panel import SweepPanel  # noqa: E402
-
 from test_studies_core import toy  # noqa: E402
+
+from hmlkit import executors as _interrupt  # noqa: E402
+from hmlkit import sweep as sw  # noqa: E402
+from hmlkit.sweep_panel import SweepPanel  # noqa: E402
 
 
 def settings(**kw):
@@ -199,9 +199,9 @@ def test_saved_sweep_reruns_to_the_same_numbers(tmp_path):
 @pytest.mark.slow
 def test_notebook_batch_run_gives_the_panel_numbers(tmp_path):
     """``papermill explore.ipynb -p sweep_run True ...`` saves the sweep the panel runs."""
-    from hmlkit.studies.runner import execute_notebook
-
     from pathlib import Path
+
+    from hmlkit.studies.runner import execute_notebook
 
     nb = Path(__file__).resolve().parent.parent / "studies" / "explore.ipynb"
     params = dict(profile="quick", n_samples=60, sweep_values="2, 4", sweep_seeds=2, sweep_fixed="sparseness=0.2",

@@ -45,7 +45,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     from hmlkit.affinity import _kernels as K
-    from hmlkit.affinity import _leaf_ids, knn_graph_from_neighbors, leaf_knn
+    from hmlkit.affinity import knn_graph_from_neighbors, leaf_knn
+    from hmlkit.affinity.leaf import _leaf_ids
     from hmlkit.complete import _kernels as KC
     from hmlkit.complete import compact_structure
     from hmlkit.data import make_synthetic

@@ -12,14 +12,10 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..forest._prefetch import prefetch1d, prefetch2d
-
-
-def chunk_bounds(nq):
-    """Split nq query rows into chunks for prange (a few per thread), so
-    per-thread scratch arrays are allocated once per chunk, not per row."""
-    n_chunks = max(1, min(nq, 4 * nb.get_num_threads()))
-    return np.linspace(0, nq, n_chunks + 1).astype(np.int64)
+from ..primitives.counting import members_by_leaf
+from ..primitives.parallel import chunk_bounds  # noqa: F401 (the kernels' callers chunk their rows with it)
+from ..primitives.prefetch import prefetch2d
+from ..primitives.topk import push_top, tie_key
 
 
 @nb.njit(parallel=True, cache=True)
@@ -82,39 +78,7 @@ def leaf_members(leaves):
     a column of (n, T) ``leaves``, every id is a cache line of its own, and at a
     million samples the lines of one tree (64 MB) no longer stay in the L3 cache for
     the next (1.2-1.3 s at 1M x 100 trees, 15 times the 100k time)."""
-    return _members_of(transpose_leaves(leaves))
-
-
-@nb.njit(parallel=True, cache=True)
-def _members_of(by_tree):
-    """``leaf_members`` of the transposed leaves ``by_tree`` (T, n). Trees in parallel."""
-    T, n = by_tree.shape
-    n_leaves = np.zeros(T, np.int64)
-    for t in nb.prange(T):
-        mx = -1
-        for i in range(n):
-            if by_tree[t, i] > mx:
-                mx = by_tree[t, i]
-        n_leaves[t] = mx + 1
-    L = 1
-    for t in range(T):
-        if n_leaves[t] > L:
-            L = n_leaves[t]
-    offsets = np.zeros((T, L + 1), np.int64)
-    members = np.empty((T, n), np.int32)
-    for t in nb.prange(T):
-        for i in range(n):
-            if by_tree[t, i] >= 0:
-                offsets[t, by_tree[t, i] + 1] += 1
-        for l in range(L):
-            offsets[t, l + 1] += offsets[t, l]
-        fill = offsets[t].copy()
-        for i in range(n):
-            l = by_tree[t, i]
-            if l >= 0:
-                members[t, fill[l]] = i
-                fill[l] += 1
-    return members, offsets, n_leaves
+    return members_by_leaf(transpose_leaves(leaves))
 
 
 @nb.njit(cache=True)
@@ -191,7 +155,7 @@ def knn_rows(query_leaves, members, offsets, n_ref, self_index, k, bounds):
 
     Returns ``idx`` (nq, k) int32 and ``w`` (nq, k) float32 (fraction of
     trees); rows with fewer than k co-leaf neighbours are padded with -1 / 0.
-    Equal counts are ordered by a hash of (row, neighbour) (:func:`_tie_key`, the
+    Equal counts are ordered by a hash of (row, neighbour) (:func:`tie_key`, the
     row being ``self_index[q]``, or q where that is negative), as in the cosine
     kNN. Broken by the lower index, ties made the first samples hubs: most of a
     row's k best share as many trees with it as many others do (at 1M samples x
@@ -298,154 +262,8 @@ def _knn_rows(query_leaves, members, offsets, n_ref, self_index, k, bounds, coun
                     j = np.int64(touched[a])
                     cj = np.int64(counter[j])
                     counter[j] = 0
-                m = push_top(best, best_id, best_tie, m, cj, j, _tie_key(row, j))
+                m = push_top(best, best_id, best_tie, m, cj, j, tie_key(row, j))
             for a in range(m):
                 idx[q, a] = np.int32(best_id[a])
                 w[q, a] = best[a] / T
-    return idx, w
-
-
-@nb.njit(cache=True, inline="always")
-def _tie_key(i, j):
-    """splitmix64 of the pair (i, j): a fixed, well-spread order among equal similarities."""
-    z = (np.uint64(i) << np.uint64(32)) ^ np.uint64(j)
-    z = z + np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
-@nb.njit(cache=True)
-def tie_keys(rows, cols):
-    """``_tie_key`` of each pair (rows[e], cols[e]): the order of equal affinities that
-    ``knn_affinity`` shares with the kernels' kNN rows."""
-    out = np.empty(rows.shape[0], np.uint64)
-    for e in range(rows.shape[0]):
-        out[e] = _tie_key(rows[e], cols[e])
-    return out
-
-
-@nb.njit(cache=True, inline="always")
-def push_top(val, ids, keys, m, s, j, h):
-    """Offer candidate ``j`` with score ``s`` and tie key ``h`` to a best-k list held
-    sorted in ``val`` (score descending), ``ids`` and ``keys`` (tie key ascending among
-    equal scores), of which the first ``m`` entries are filled; returns the new ``m``.
-    ``keys`` may be ``ids`` itself when a candidate is its own tie key."""
-    k = val.shape[0]
-    if m == k and (s < val[k - 1] or (s == val[k - 1] and h > keys[k - 1])):
-        return m
-    pos = m if m < k else k - 1
-    while pos > 0 and (val[pos - 1] < s or (val[pos - 1] == s and keys[pos - 1] > h)):
-        val[pos] = val[pos - 1]
-        ids[pos] = ids[pos - 1]
-        keys[pos] = keys[pos - 1]
-        pos -= 1
-    val[pos] = s
-    ids[pos] = j
-    keys[pos] = h
-    return m + 1 if m < k else m
-
-
-@nb.njit(parallel=True, cache=True)
-def cosine_knn_rows(indptr, indices, data, cptr, crow, cval, norm, rows, k, bounds):
-    """The k rows of a sparse non-negative matrix Z most cosine-similar to each of
-    ``rows``, by an inverted index: a row's dot products are accumulated over the
-    postings (``cptr``/``crow``/``cval``: Z in CSC) of its own non-zeros only, so a row
-    costs the summed lengths of its columns' postings, not n. ``norm``: the rows'
-    Euclidean norms. Ties are broken by a hash of (row, candidate) (:func:`_tie_key`), so
-    rows with identical tags spread their edges instead of all naming the same lowest
-    indices (which would make those samples hubs); a row is never its own neighbour
-    and a similarity of at most 1e-12 is no edge. Returns ``idx`` (len(rows), k) int64
-    (-1 pads) and ``w`` (len(rows), k) float64."""
-    n = indptr.shape[0] - 1
-    nq = rows.shape[0]
-    idx = np.full((nq, k), -1, np.int64)
-    w = np.zeros((nq, k), np.float64)
-    for c in nb.prange(bounds.shape[0] - 1):
-        tie = np.zeros(k, np.uint64)
-        acc = np.zeros(n, np.float64)
-        seen = np.zeros(n, np.bool_)
-        touched = np.empty(n, np.int64)
-        for q in range(bounds[c], bounds[c + 1]):
-            i = rows[q]
-            nt = 0
-            for p in range(indptr[i], indptr[i + 1]):
-                t = indices[p]
-                v = data[p]
-                for a in range(cptr[t], cptr[t + 1]):
-                    j = crow[a]
-                    if not seen[j]:
-                        seen[j] = True
-                        touched[nt] = j
-                        nt += 1
-                    acc[j] += v * cval[a]
-            # best k by (similarity descending, tie key ascending), kept sorted in idx/w
-            m = 0
-            for a in range(nt):
-                j = touched[a]
-                s = acc[j] / (norm[i] * norm[j])
-                acc[j] = 0.0
-                seen[j] = False
-                if j == i or s <= 1e-12:
-                    continue
-                m = push_top(w[q], idx[q], tie, m, s, j, _tie_key(i, j))
-    return idx, w
-
-
-@nb.njit(parallel=True, cache=True)
-def cosine_knn_window_rows(indptr, indices, data, cptr, crow, norm, ids, n_cols, rows, k, window, bounds):
-    """Approximate :func:`cosine_knn_rows`, linear in n: a column with more than
-    ``window`` postings is scanned only over the ``window`` postings nearest the query's
-    own index, so a row costs at most ``window`` candidates per non-zero whatever n.
-    The rows must come in an order that puts rows sharing their most frequent
-    columns next to each other (``window_order``), which also keeps a window's rows
-    near each other in memory; a column of at most ``window`` postings is scanned
-    whole. Every candidate's similarity is exact (its own row's dot product
-    with the query, not a sum over the postings scanned), so an approximate graph
-    misses neighbours but never misweighs an edge. ``ids``: the rows' numbers in the
-    caller's order, for the tie key, so ties fall as in :func:`cosine_knn_rows`;
-    padding as there."""
-    n = indptr.shape[0] - 1
-    nq = rows.shape[0]
-    idx = np.full((nq, k), -1, np.int64)
-    w = np.zeros((nq, k), np.float64)
-    for c in nb.prange(bounds.shape[0] - 1):
-        tie = np.zeros(k, np.uint64)
-        mark = np.zeros(n_cols, np.float64)
-        seen = np.zeros(n, np.bool_)
-        touched = np.empty(n, np.int64)
-        for q in range(bounds[c], bounds[c + 1]):
-            i = rows[q]
-            for p in range(indptr[i], indptr[i + 1]):
-                mark[indices[p]] = data[p]
-            nt = 0
-            for p in range(indptr[i], indptr[i + 1]):
-                t = indices[p]
-                a0 = cptr[t]
-                a1 = cptr[t + 1]
-                if a1 - a0 > window:  # the window around the query's rank
-                    lo = a0 + np.searchsorted(crow[a0:a1], i) - window // 2
-                    lo = min(max(lo, a0), a1 - window)
-                    a0, a1 = lo, lo + window
-                for a in range(a0, a1):
-                    j = crow[a]
-                    if not seen[j]:
-                        seen[j] = True
-                        touched[nt] = j
-                        nt += 1
-            m = 0
-            for a in range(nt):
-                j = touched[a]
-                seen[j] = False
-                if j == i:
-                    continue
-                dot = 0.0
-                for b in range(indptr[j], indptr[j + 1]):
-                    dot += mark[indices[b]] * data[b]
-                s = dot / (norm[i] * norm[j])
-                if s <= 1e-12:
-                    continue
-                m = push_top(w[q], idx[q], tie, m, s, j, _tie_key(ids[i], ids[j]))
-            for p in range(indptr[i], indptr[i + 1]):
-                mark[indices[p]] = 0.0
     return idx, w

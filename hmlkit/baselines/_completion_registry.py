@@ -1,7 +1,7 @@
 """Registry entries of the tag completion methods (Tables 6-8)."""
 from __future__ import annotations
 
-from ._spec import MethodSpec
+from ._spec import MethodSpec, build_estimator
 
 
 def _hmlrf(method, paper=False):
@@ -49,13 +49,12 @@ def _gc_factory(spec):
 
     def factory(input_mode=None, **params):
         from .gc import GCCompleter
-        from .run import make_estimator
 
         modes = tuple(spec.input_modes) or ("vifeat",)
         mode = input_mode or next((m for m in ("hml", "cmb") if m in modes), modes[0])
         if mode not in modes:
             raise ValueError(f"{spec.name} does not take input mode {mode!r}; it takes {modes}")
-        return GCCompleter(clusterer=make_estimator(spec, **params), input_mode=mode)
+        return GCCompleter(clusterer=build_estimator(spec, **params), input_mode=mode)
 
     return factory
 

@@ -26,3 +26,23 @@ class MethodSpec:
     citation: str = ""
     description: str = ""
     available: Callable = field(default=lambda: (True, ""))
+
+
+class MethodParameterError(ValueError):
+    """A method was given a parameter it does not take. A study that meets it stops (it is
+    a mistake of the study's settings, never a row's "error" status)."""
+
+
+def build_estimator(spec, **params):
+    """The unfitted estimator of ``spec`` with ``params`` set.
+
+    Raises :class:`MethodParameterError` naming the method and the parameter when the
+    estimator does not take one of ``params`` (``est.get_params()``)."""
+    name = spec.name
+    est = spec.factory()
+    unknown = sorted(set(params) - set(est.get_params(deep=False)))
+    if unknown:
+        raise MethodParameterError(
+            f"method {name!r} does not take parameter {', '.join(repr(u) for u in unknown)} "
+            f"(its parameters: {', '.join(sorted(est.get_params(deep=False)))})")
+    return est.set_params(**params)

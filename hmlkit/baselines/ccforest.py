@@ -35,17 +35,16 @@ SpClust"). The forest is transductive: only training samples get leaves.
 """
 from __future__ import annotations
 
-
 import numba as nb
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._validation import check_n_clusters, check_random_state_seed, check_X, check_Y
 from ..affinity import leaf_affinity
-from ..forest._builder import _midpoint
-from ..forest._interrupt import grow_trees
-from ..forest._rng import rand_below, tree_seeds
+from ..executors import map_threads
 from ..forest.estimator import HMLForest, _resolve_n_jobs
+from ..primitives.rng import rand_below, tree_seeds
+from ..primitives.threshold import midpoint
 from .classic import spectral_labels
 from .clustrf import product_of_marginals
 
@@ -197,7 +196,7 @@ def grow_cc_tree(Z, n_real, y_indptr, y_indices, n_tags, min_leaf, max_features,
                     if gain > best_gain:
                         best_gain = gain
                         best_f = f
-                        best_thr = _midpoint(v0, v1)  # the forest's threshold: v0 < thr <= v1
+                        best_thr = midpoint(v0, v1)  # the forest's threshold: v0 < thr <= v1
         # reset node counts
         for i in range(start, end):
             s = samples[i]
@@ -281,7 +280,7 @@ class ConstrainedClusteringForest(ClusterMixin, BaseEstimator):
             grow_cc_tree(Z, n, indptr, indices, m, int(self.min_samples_leaf), mf, 1.0, float(self.tag_weight),
                          0.5, root_tag, states[t:t + 1].copy(), leaves[t])
 
-        grow_trees(grow, self.n_estimators, n_jobs)  # HMLForest's tree loop: threads, Ctrl-C between trees
+        map_threads(grow, self.n_estimators, n_jobs)  # local threads, Ctrl-C between trees
         self.train_leaves_ = np.ascontiguousarray(leaves.T)
         self.affinity_ = leaf_affinity(self.train_leaves_)
         self.labels_ = spectral_labels(self.affinity_, k, n_neighbors=self.n_neighbors, random_state=seed)

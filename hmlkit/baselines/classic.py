@@ -29,8 +29,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from ..affinity import normalized_graph, symmetric_graph
 from .._validation import check_n_clusters, check_random_state_seed, check_X
+from ..affinity import normalized_graph, symmetric_graph
+from ..cluster import spectral_from_affinity
 
 
 # ---------------------------------------------------------------- affinities
@@ -73,8 +74,6 @@ def spectral_labels(A, n_clusters, n_neighbors=20, random_state=None):
     """The core's ``spectral_from_affinity`` (κ-NN graph, D^-1/2 A D^-1/2,
     scikit-learn spectral clustering), with any ``random_state`` turned into
     the int seed it takes."""
-    from ..cluster import spectral_from_affinity
-
     seed = check_random_state_seed(random_state) % (2**32)
     return np.asarray(spectral_from_affinity(A, n_clusters, n_neighbors=n_neighbors, random_state=seed),
                       dtype=np.int64)

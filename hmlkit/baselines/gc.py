@@ -14,6 +14,8 @@ from sklearn.base import BaseEstimator
 
 from .._validation import check_X, check_Y
 from ..complete import TransductiveScoresMixin, cluster_tag_scores, rank_observed_last  # noqa: F401  (core rules, re-exported)
+from ..data import TaggedData
+from .inputs import INPUT_MODES, fit_in_mode
 
 
 class GCCompleter(TransductiveScoresMixin, BaseEstimator):
@@ -42,10 +44,6 @@ class GCCompleter(TransductiveScoresMixin, BaseEstimator):
         self.input_mode = input_mode
 
     def fit(self, X, Y, layers=None):
-        from ..data import TaggedData
-        from .inputs import INPUT_MODES
-        from .run import fit_in_mode
-
         X = check_X(X)
         Y = check_Y(Y, n_samples=X.shape[0])
         if (self.clusterer is None) == (self.labels is None):

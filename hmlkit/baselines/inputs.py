@@ -24,6 +24,8 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .detscore import detection_scores
+
 INPUT_MODES = ("vifeat", "bitag", "detscore", "cmb", "blm")
 
 
@@ -79,8 +81,6 @@ def detection_scores_input(data, random_state=None) -> np.ndarray:
 
 
 def _detection_scores_input(data, random_state=None) -> np.ndarray:
-    from .detscore import detection_scores
-
     return np.asarray(detection_scores(data.X, data.Y, random_state=random_state), dtype=np.float32)
 
 
@@ -100,3 +100,13 @@ def make_input(mode: str, data, random_state=None):
     if mode == "blm":
         return data.X, _dense_tags(data)
     raise ValueError(f"unknown input mode {mode!r}; known: {', '.join(INPUT_MODES)}")
+
+
+def fit_in_mode(est, mode, data, random_state=None):
+    """Fit clustering estimator ``est`` on ``data`` in input ``mode`` (module notes); returns ``est``."""
+    if mode == "hml":
+        return est.fit(data.X, data.Y, layers=data.layers)
+    if mode == "blm":
+        X, Y = make_input(mode, data, random_state=random_state)
+        return est.fit(X, Y, layers=data.layers)
+    return est.fit(make_input(mode, data, random_state=random_state))

@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._validation import check_random_state_seed, check_X, check_Y
+from ..complete import rank_observed_last
 from .mhcrf import MHCRF
 
 
@@ -124,8 +125,6 @@ class MHCRFTagCompleter(BaseEstimator):
 
     def fit(self, X, Y, layers=None):
         """``layers`` is accepted for interface compatibility and ignored (flat detectors)."""
-        from ..complete import rank_observed_last
-
         Xc = check_X(X, dtype=np.float64, min_samples=2)
         Yc = check_Y(Y, n_samples=Xc.shape[0])
         tags = _tags_arg(self.tags, Yc.shape[1])

@@ -41,12 +41,13 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import KMeans
-from numba import njit
 
 from .._validation import check_n_clusters, check_random_state_seed, check_X
+from .inputs import _mean_row_norm
 
 
 # --------------------------------------------------------------------------- labelling
@@ -280,7 +281,6 @@ class MMC(ClusterMixin, BaseEstimator):
             if not fitting and self.block_scales_ is not None:
                 raise ValueError("this MMC was fitted on two modalities (X, Y); pass Y too")
             return X
-        from .inputs import _mean_row_norm
 
         Y = check_X(Y.toarray() if hasattr(Y, "toarray") else Y, "Y", dtype=np.float64)
         if Y.shape[0] != X.shape[0]:

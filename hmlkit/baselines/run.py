@@ -23,7 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from .inputs import make_input
+from ..data import make_synthetic
+from ..data.datasets import SYNTHETIC_PROFILES
+from ..metrics import clustering_scores
+from ._spec import MethodParameterError, build_estimator  # noqa: F401 (MethodParameterError: API)
+from .inputs import INPUT_MODES, fit_in_mode  # noqa: F401 (fit_in_mode: API)
+from .registry import get_method
 
 
 @dataclass
@@ -37,38 +42,12 @@ class ClusteringResult:
     estimator: Any
 
 
-class MethodParameterError(ValueError):
-    """A method was given a parameter it does not take. A study that meets it stops (it is
-    a mistake of the study's settings, never a row's "error" status)."""
-
-
 def make_estimator(method, **params):
     """The unfitted estimator of registered method ``method`` (a name or a
-    :class:`MethodSpec`) with ``params`` set.
-
-    Raises :class:`MethodParameterError` naming the method and the parameter when the
-    estimator does not take one of ``params`` (``est.get_params()``)."""
-    from . import get_method
-
+    :class:`MethodSpec`) with ``params`` set (:func:`hmlkit.baselines._spec.build_estimator`:
+    a parameter it does not take raises :class:`MethodParameterError`)."""
     spec = get_method(method) if isinstance(method, str) else method
-    name = spec.name
-    est = spec.factory()
-    unknown = sorted(set(params) - set(est.get_params(deep=False)))
-    if unknown:
-        raise MethodParameterError(
-            f"method {name!r} does not take parameter {', '.join(repr(u) for u in unknown)} "
-            f"(its parameters: {', '.join(sorted(est.get_params(deep=False)))})")
-    return est.set_params(**params)
-
-
-def fit_in_mode(est, mode, data, random_state=None):
-    """Fit clustering estimator ``est`` on ``data`` in input ``mode`` (module notes); returns ``est``."""
-    if mode == "hml":
-        return est.fit(data.X, data.Y, layers=data.layers)
-    if mode == "blm":
-        X, Y = make_input(mode, data, random_state=random_state)
-        return est.fit(X, Y, layers=data.layers)
-    return est.fit(make_input(mode, data, random_state=random_state))
+    return build_estimator(spec, **params)
 
 
 def run_clustering(name, mode, data, n_clusters=None, random_state=None, **params) -> ClusteringResult:
@@ -78,8 +57,6 @@ def run_clustering(name, mode, data, n_clusters=None, random_state=None, **param
     Extra ``params`` are set on the method's estimator (e.g. ``n_estimators``); one it does
     not take raises :class:`MethodParameterError`.
     """
-    from . import get_method
-
     spec = get_method(name)
     if spec.kind != "clustering":
         raise ValueError(f"{name!r} is a {spec.kind} method, not a clustering method")
@@ -107,12 +84,6 @@ def main(argv=None):
     import argparse
     import ast
     import time
-
-    from ..data import make_synthetic
-    from ..data.datasets import SYNTHETIC_PROFILES
-    from ..metrics import clustering_scores
-    from . import get_method
-    from .inputs import INPUT_MODES
 
     ap = argparse.ArgumentParser(prog="python -m hmlkit.baselines.run", description=main.__doc__.split("\n")[0])
     ap.add_argument("--profile", default="trecvid", choices=SYNTHETIC_PROFILES)

@@ -10,13 +10,23 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from .._validation import (SparseXTags, check_bool, check_estimator_params, check_fitted, check_int, check_n_clusters,
-                           check_X, check_X_features, check_Y)
-from ..affinity import _compact, _leaf_ids, leaf_knn
+from .._validation import (
+    SparseXTags,
+    check_bool,
+    check_estimator_params,
+    check_fitted,
+    check_int,
+    check_n_clusters,
+    check_X,
+    check_X_features,
+    check_Y,
+)
 from ..affinity import _kernels as KA
-from . import _kernels as KC
+from ..affinity import leaf_knn
+from ..affinity.leaf import _compact, _leaf_ids
 from ..forest.estimator import SPLIT_SAMPLE
 from ..tokens import resolve_feature_map
+from . import _kernels as KC
 
 METHODS = ("AM", "LN", "GC")
 # HMLTagCompleter as in the paper (untagged samples negative, the forest's vote alone);
@@ -136,7 +146,7 @@ def affinity_measure_top(idx, w, Y, n_neighbors, n_top=10):
     O(q n_top) memory whatever the vocabulary (the dense scores need q x m floats: 8 GB
     for a million samples and 1000 tags). Same scores as the dense ones; equal scores
     are ranked by lower tag index."""
-    from ..affinity._kernels import chunk_bounds
+    from ..primitives.parallel import chunk_bounds
 
     # the lists as they come (leaf_knn's int32 / float32): at a million samples converted
     # copies would be 320 MB more to write, all of it fresh pages

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..affinity._kernels import push_top
-from ..forest._prefetch import prefetch1d
+from ..primitives.prefetch import prefetch1d
+from ..primitives.topk import push_top
 
 
 @nb.njit(parallel=True, cache=True)

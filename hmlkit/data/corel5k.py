@@ -111,7 +111,9 @@ def load_corel5k(path=None, n_layers=2, random_state=0) -> TaggedData:
     ValueError
         A malformed file (from :func:`hmlkit.data.load_arff`) or a bad ``n_layers``.
     """
-    from . import load_arff  # via the package, so a replaced hmlkit.data.load_arff is used
+    from .arff import (
+        load_arff,  # at call time, so a replaced hmlkit.data.arff.load_arff is used
+    )
 
     if n_layers is not None and (
         not isinstance(n_layers, numbers.Integral) or isinstance(n_layers, bool) or n_layers < 1

@@ -42,7 +42,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ._prefetch import prefetch1d, prefetch2d
+from ..primitives.prefetch import prefetch1d, prefetch2d
 
 EPS_PURE = 1e-12
 MASS_FLOOR = 1e-12

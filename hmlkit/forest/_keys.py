@@ -6,7 +6,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ._prefetch import prefetch2d
+from ..primitives.prefetch import prefetch2d
 
 
 def dense_ranks(X):

@@ -1,6 +1,6 @@
 """The paper's split criterion (Eq. 3-5) as plain, readable numpy functions.
 
-The numba kernels (``_criterion``, ``_builder``) compute the same numbers
+The numba kernels (``_criterion``, ``_split``) compute the same numbers
 incrementally while sweeping a sorted feature; these functions state them
 directly, per node, and the tests check the kernels against them.
 

@@ -8,12 +8,20 @@ import os
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._validation import (SparseXTags, check_estimator_params, check_fitted, check_layers, check_random_state_seed,
-                           check_verbose, check_X_features, check_Y)
-from .. import dask_backend
-from . import _builder
-from ._interrupt import grow_trees
-from ._rng import tree_seeds
+from .._validation import (
+    SparseXTags,
+    check_estimator_params,
+    check_fitted,
+    check_layers,
+    check_random_state_seed,
+    check_verbose,
+    check_X_features,
+    check_Y,
+)
+from ..executors import executor_for
+from ..primitives.rng import tree_seeds
+from ._grow import grow_forest
+from ._route import apply_forest
 from ._tagdata import build_tag_arrays
 
 
@@ -175,13 +183,11 @@ class HMLForest(SparseXTags, BaseEstimator):
 
             bar = tqdm(total=self.n_estimators, desc="HMLForest", unit="tree")
         progress = None if bar is None else bar.update
-        client = dask_backend.active_client()
+        # local threads, or the workers of joblib's dask backend (opt-in, hmlkit.dask_backend)
+        executor = executor_for(min(_resolve_n_jobs(self.n_jobs), self.n_estimators))
         try:
-            if client is not None:  # opt-in: joblib's dask backend (hmlkit.dask_backend)
-                results = dask_backend.grow_trees(client, X, args, states, boots, min_leaf, max_features,
-                                                  self.split_sample, progress)
-            else:
-                results = self._grow_local(X, args, states, boots, min_leaf, max_features, progress)
+            results = grow_forest(X, args, states, boots, min_leaf, max_features, self.split_sample, executor,
+                                  progress)
         finally:
             if bar is not None:
                 bar.close()
@@ -201,21 +207,6 @@ class HMLForest(SparseXTags, BaseEstimator):
             if hasattr(self, "inbag_"):  # an earlier bootstrapped fit's, of other samples
                 del self.inbag_
         return self
-
-    def _grow_local(self, X, args, states, boots, min_leaf, max_features, progress):
-        """The trees grown on this machine's threads. The split keys (as large as X) live only
-        in this call, so they are freed before the trees are stored: at 100,000 x 4096 the
-        concatenated trees and training leaves otherwise came on top of them, at the fit's
-        peak."""
-        keys = _builder.feature_keys(X)  # integer ranks, radix-sorted per node, and each feature's mode
-
-        def grow(t):
-            return _builder.grow_one(X, keys, args, None if boots is None else boots[t], states[t:t + 1],
-                                     min_leaf, max_features, self.split_sample)
-
-        # a Ctrl-C is a KeyboardInterrupt between trees (_interrupt.py)
-        n_jobs = min(_resolve_n_jobs(self.n_jobs), self.n_estimators)
-        return grow_trees(grow, self.n_estimators, n_jobs, progress=progress)
 
     def _store(self, results):
         sizes = np.array([r[0][0].shape[0] for r in results], np.int64)
@@ -243,10 +234,7 @@ class HMLForest(SparseXTags, BaseEstimator):
         """``apply`` of a checked X."""
         arrays = (self.node_offset_, self.feature_, self.threshold_, self.children_left_, self.children_right_,
                   self.leaf_id_)
-        client = dask_backend.active_client()
-        if client is not None:  # row blocks routed on the workers
-            return dask_backend.apply(client, arrays, X)
-        return _builder.apply_flat(X, *arrays)
+        return apply_forest(X, arrays, executor_for())  # row blocks on the workers under joblib's dask backend
 
     def affinity(self, X=None):
         """Eq. 10: fraction of trees in which two samples share a leaf.

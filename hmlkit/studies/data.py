@@ -8,6 +8,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..data import TaggedData, load_dataset, remove_tags, require
+from ..tags import estimate_layers
 from .config import SYNTHETIC, check_dataset, dataset_name
 from .profiles import data_size
 
@@ -75,7 +76,6 @@ def with_layers(data, n_layers, random_state=0):
     """``data`` with an estimated ``n_layers`` hierarchy (Sec 4.1) when its tags are flat."""
     if n_layers is None or len(data.layers) == n_layers:
         return data
-    from ..tags import estimate_layers
 
     layers = estimate_layers(data.Y, n_layers=n_layers, random_state=random_state)
     return data.with_tags(data.Y, layers=list(layers))

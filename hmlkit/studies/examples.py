@@ -5,6 +5,9 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from ..complete import HMLTagCompleter
+from ..data import hide_tags
+from ..metrics import completion_scores
 from .config import SCORE_METRICS
 from .data import load_data, sparsify, with_layers
 from .grids import clustering_scores
@@ -92,9 +95,6 @@ def examples_study(cfg, progress=True):
 
     Fig 4: HML-RF clusters of ``nuswide`` (2 estimated layers); Fig 7: of ``trecvid`` with 50%
     of tags removed; Fig 9: HML-RF(AM) top-3 completions on both."""
-    from ..complete import HMLTagCompleter
-    from ..data import hide_tags
-
     n_cl, n_mem, n_ex = cfg["n_clusters_shown"], cfg["n_members_shown"], cfg["n_examples"]
     s = cfg.seed
     nus = with_layers(load_data("nuswide", cfg, random_state=s, groups=True), 2, random_state=s)
@@ -118,7 +118,6 @@ def examples_study(cfg, progress=True):
     gt, pred = obs.copy(), obs.copy()
     hits = np.full((2, n_ex), -1, dtype=np.int64)
     cov3 = np.full(2, np.nan)
-    from ..metrics import completion_scores
 
     for a, (name, d) in enumerate(ex.items()):
         observed, hidden = hide_tags(d, frac=0.4, random_state=s)

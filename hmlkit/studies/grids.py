@@ -10,17 +10,28 @@ import time
 import numpy as np
 import xarray as xr
 
+from ..affinity import leaf_affinity
 from ..cluster import PAPER_SETTINGS as PAPER_CLUSTERING
+from ..cluster import spectral_from_affinity
+from ..data import hide_tags
+from ..forest import HMLForest
+from ..metrics import clustering_scores as cs
+from ..metrics import completion_scores
 from . import paper_values as pv
+from .claims._base import RESTRICTED_ATTR
 from .config import METRICS, SCORE_METRICS
 from .data import sparsify, specific_only, supervised_ceiling, with_layers
-from .methods import MethodParameterError, NotApplicable, cluster_labels, completion_scores_for, hmlrf_labels
+from .methods import (
+    MethodParameterError,
+    NotApplicable,
+    cluster_labels,
+    completion_scores_for,
+    hmlrf_labels,
+)
 from .progress import Progress
 
 
 def clustering_scores(truth, labels):
-    from ..metrics import clustering_scores as cs
-
     s = cs(truth, labels)
     _, true_sizes = np.unique(np.asarray(truth), return_counts=True)
     _, sizes = np.unique(np.asarray(labels), return_counts=True)
@@ -47,8 +58,6 @@ def restricted(ds, cfg):
     """``ds`` marked with the methods its run was restricted to (``cfg.methods``), if it
     was: a claim that HML-RF beats every competitor is then not checked, never judged
     against only the rivals the user chose to run."""
-    from .claims._base import RESTRICTED_ATTR
-
     if getattr(cfg, "methods", None) is not None:
         ds.attrs[RESTRICTED_ATTR] = ", ".join(map(str, cfg.methods))
     return ds
@@ -180,10 +189,6 @@ def tau_phi_grid(data, taus, phis, cfg, progress=True):
     (trees are independent, so a forest's first t trees are a t-tree forest with the same
     seed stream). phi: a forest of ``cfg.n_estimators`` trees per value.
     """
-    from ..affinity import leaf_affinity
-    from ..cluster import spectral_from_affinity
-    from ..forest import HMLForest
-
     taus, phis = sweep(taus), sweep(phis)
     seeds = cfg.seeds()
     k = data.n_groups
@@ -238,9 +243,6 @@ def completion_grid(datasets, rows, cfg, hidden_fraction=0.4, progress=True):
     ``datasets``: {name: TaggedData}. Returns ``score(dataset, row, measure, N, fold)``,
     ``paper(dataset, row, measure, N)`` (NaN for data sets the paper did not use) and
     ``status(dataset, row)`` / ``reason(dataset, row)``."""
-    from ..data import hide_tags
-    from ..metrics import completion_scores
-
     names = list(datasets)
     keys = [r[0] for r in rows]
     seeds = cfg.seeds()

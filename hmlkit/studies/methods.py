@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..baselines import MethodParameterError, make_estimator, registry, run_clustering
+from ..cluster import HMLClustering
 
 FOREST_METHODS = ("hmlrf", "clustrf", "ccforest")
 
@@ -53,8 +54,6 @@ class NotApplicable(Exception):
 
 
 def hmlrf_labels(data, n_clusters, seed, forest_params, **variant):
-    from ..cluster import HMLClustering
-
     model = HMLClustering(n_clusters=n_clusters, random_state=seed, **forest_params, **variant)
     return np.asarray(model.fit_predict(data.X, data.Y, layers=data.layers))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from . import paper_values as pv
 from .config import METRICS
 
 
@@ -174,7 +175,6 @@ def plot_parameters(ds):
     where the sweep reaches them, and named in the panel where it does not."""
     from matplotlib.ticker import NullFormatter, ScalarFormatter
 
-    from . import paper_values as pv
 
     fig, (a1, a2) = _fig(2)
     for ax, var, dim, pvar, lab in ((a1, "score_tau", "tau", "paper_nmi_tau", "forest size tau"),

@@ -13,9 +13,14 @@ import time
 import numpy as np
 import xarray as xr
 
+from ..affinity import cosine_knn_graph
 from ..cluster import PAPER_SETTINGS as PAPER_CLUSTERING  # the paper's exact HML-RF
+from ..cluster import HMLClustering, spectral_from_graph
 from ..complete import PAPER_SETTINGS as PAPER_COMPLETION
+from ..complete import HMLTagCompleter, cooccurrence_scores
+from ..data import hide_tags, remove_tags
 from ..metrics import clustering_scores as _clustering_scores
+from ..metrics import completion_scores
 from . import paper_values as pv
 from .config import HUB_RATIO
 from .data import supervised_ceiling
@@ -28,8 +33,6 @@ ABLATION_RAW = "hmlrf_paper_raw"
 
 
 def _hml(cfg, **variant):
-    from ..cluster import HMLClustering
-
     def run(data, k, seed):
         return HMLClustering(k, random_state=seed, **cfg.forest_params, **variant).fit_predict(data.X, data.Y, data.layers)
     return run
@@ -43,9 +46,6 @@ def _kmeans_visual(data, k, seed):
 
 def _graph_spectral(which):
     def run(data, k, seed):
-        from ..affinity import cosine_knn_graph
-        from ..cluster import spectral_from_graph
-
         Z = data.Y if which == "tags" else data.X
         return spectral_from_graph(cosine_knn_graph(Z, 20), k, random_state=seed)
     return run
@@ -126,7 +126,6 @@ def _is_table1(name):
 def _clustering_task(rows, names, data, seed, rate):
     """Fit the rows ``names`` on ``data`` with ``rate`` of its tags removed (seed ``seed``).
     Per row ("measured", scores, largest cluster, seconds) or ("failed", status, reason)."""
-    from ..data import remove_tags
     from .grids import status_of
 
     d = remove_tags(data, rate, random_state=seed) if rate else data
@@ -227,7 +226,6 @@ def completion_rows(cfg):
     tag kNN and the recommended completer, then every completion row of Tables 6-8 (LSR,
     TCMR, each X(GC), HML-RF(GC/LN), SFSS, the paper's HML-RF(AM)); ``hmlrf_am`` is left
     out, being the recommended row under another name."""
-    from ..complete import HMLTagCompleter, cooccurrence_scores
     from .methods import completion_scores_for, gc_base
 
     def hml(**variant):
@@ -237,8 +235,6 @@ def completion_rows(cfg):
         return run
 
     def tag_knn(obs, seed, n_clusters):
-        from ..affinity import cosine_knn_graph
-
         W = cosine_knn_graph(obs.Y, 20)
         return (W @ obs.Y.astype(np.float64)).toarray()
 
@@ -272,8 +268,6 @@ def completion_study(datasets, cfg, rows=None, hidden_fraction=0.4, progress=Tru
     clusters) keeps NaN and says why in ``cstatus`` / ``creason``. The X(GC) rows of
     Table 1's methods run on the first ``cfg["table1_folds"]`` seeds, as in
     :func:`clustering_study`."""
-    from ..data import hide_tags
-    from ..metrics import completion_scores
     from .grids import status_of
 
     rows = completion_rows(cfg) if rows is None else rows

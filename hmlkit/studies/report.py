@@ -13,6 +13,7 @@ from .claims import FAILS, HOLDS, UNCHECKED, evaluate
 from .config import HUB_RATIO
 from .profiles import STUDIES
 from .sanity import CHANCE_ARI, flagged
+from .saving import write_text_atomic
 
 _MARK = {HOLDS: "holds", FAILS: "**does not hold**", UNCHECKED: "not checked"}
 
@@ -149,7 +150,6 @@ def render_report(results_dir="results", figures_dir="figures", names=None, stag
 def write_report(results_dir="results", figures_dir="figures", names=None, path=None, log=_warn):
     """Write ``results_dir/REPORT.md`` from the ``.nc`` files found (:func:`render_report`);
     returns (path, claim results)."""
-    from .saving import write_text_atomic
 
     text, allres = render_report(results_dir, figures_dir, names, log=log)
     out = Path(path) if path else Path(results_dir) / "REPORT.md"

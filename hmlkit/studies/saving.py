@@ -34,8 +34,12 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+import hmlkit
+
+from .claims import evaluate
 from .config import jsonable
 from .keys import result_attrs
+from .sanity import with_flags
 
 STAGE_ENV = "HMLKIT_STAGE_DIRS"  # JSON {folder: its staging folder}, set by the runner
 _TMP_RE = re.compile(r"^\.(?P<target>.+?)\.(?:(?P<pid>\d+)-)?[A-Za-z0-9_]+\.tmp(?:\.[A-Za-z0-9]+)?$")
@@ -210,10 +214,6 @@ def save(ds, fig, cfg, data=None):
     before anything is replaced), then the figure is saved atomically, then the dataset's
     temporary file is renamed into place. A run that fails or is interrupted before or
     during this call leaves the previous ``.nc`` and ``.png`` intact."""
-    import hmlkit
-
-    from .sanity import with_flags
-
     ds = with_flags(ds)  # every clustering result: its sanity flags beside its scores
     ds = ds.copy()
     ds.attrs.update(cfg.as_attrs())
@@ -246,7 +246,6 @@ def show_claims(ds, name=None):
     """Evaluate the paper's claims for this study on ``ds``; returns a DataFrame."""
     import pandas as pd
 
-    from .claims import evaluate
 
     rows = evaluate(name or ds.attrs.get("study"), ds)
     return pd.DataFrame([{"claim": r.text, "holds": r.verdict, "detail": r.detail} for r in rows])

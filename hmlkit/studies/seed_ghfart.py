@@ -9,6 +9,9 @@ import time
 
 import numpy as np
 
+from ..baselines.ghfart import GHFART
+from ..data import make_synthetic
+from ..metrics import clustering_scores
 from . import paper_values as pv
 from .config import seed_setup
 
@@ -31,16 +34,12 @@ def setup(profile="quick", seed=0, results_dir="results", figures_dir="figures",
 
 
 def _scores(groups, labels):
-    from ..metrics import clustering_scores
-
     sc = clustering_scores(groups, labels)
     return [sc[m] for m in METRICS]
 
 
 def sequential_subsets(data, rs, vigilance, n_parts=4):
     """Four sequential subsets (random split), each presented in random order by partial_fit."""
-    from ..baselines.ghfart import GHFART
-
     perm = np.random.default_rng(rs).permutation(data.n_samples)
     model = GHFART(vigilance=vigilance, random_state=rs)
     for part in np.array_split(perm, n_parts):
@@ -52,8 +51,6 @@ def sequential_subsets(data, rs, vigilance, n_parts=4):
 
 def semi_supervised(data, rs, vigilance, per_group=3):
     """GHF-ART(SS): ``per_group`` labelled samples of every group as seeds."""
-    from ..baselines.ghfart import GHFART
-
     rng = np.random.default_rng(rs)
     seeds = np.full(data.n_samples, -1)
     for g in np.unique(data.groups):
@@ -66,8 +63,6 @@ def run(cfg):
     fixed-tag-weight sweep, the adaptive tag weight, and the gamma traces."""
     import xarray as xr
 
-    from ..baselines.ghfart import GHFART
-    from ..data import make_synthetic
 
     n_seeds, seed, vig, n = cfg["n_seeds"], cfg.seed, cfg["vigilance"], cfg["n_samples"]
     res = np.zeros((len(VARIANTS), len(METRICS), n_seeds))
@@ -137,9 +132,6 @@ def differences(ds):
 def timing(ds, cfg):
     """One pass over the full profile (the reduced data in quick), compiled first; adds
     ``timing_s`` / ``timing_cpu_s`` to ``ds``."""
-    from ..baselines.ghfart import GHFART
-    from ..data import make_synthetic
-
     seed, vig = cfg.seed, cfg["vigilance"]
     full = make_synthetic("nuswide", n_samples=None if cfg.profile != "quick" else cfg["n_samples"],
                           random_state=seed)

@@ -13,6 +13,11 @@ import time
 
 import numpy as np
 
+from ..baselines.detscore import detection_scores
+from ..baselines.lmmc import LatentMMC
+from ..baselines.mmc import MMC
+from ..data import make_synthetic
+from ..metrics import clustering_scores
 from . import paper_values as pv
 from .config import seed_setup
 
@@ -58,8 +63,6 @@ def methods(C):
     """{name: callable(S, n_clusters, seed) -> labels}, in the paper's order."""
     from sklearn.cluster import KMeans
 
-    from ..baselines.lmmc import LatentMMC
-    from ..baselines.mmc import MMC
 
     return {
         "LMMC": lambda S, k, rs: LatentMMC(k, C=C, random_state=rs).fit_predict(S),
@@ -74,9 +77,6 @@ def run(cfg):
     """``score(method, metric, seed)`` in % and ``cpu_seconds(method, seed)``."""
     import xarray as xr
 
-    from ..baselines.detscore import detection_scores
-    from ..data import make_synthetic
-    from ..metrics import clustering_scores
 
     runs = methods(cfg["C"])
     n_seeds, seed = cfg["n_seeds"], cfg.seed

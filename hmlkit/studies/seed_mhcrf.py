@@ -16,7 +16,15 @@ import numpy as np
 
 from .._validation import check_random_state_seed
 from ..baselines.mhcrf import MHCRF
-from ..baselines.mhcrf_baselines import CCACRF, CCASVM, CCAProjection, CRFBaseline, SVMBaseline, UniModalCRF
+from ..baselines.mhcrf_baselines import (
+    CCACRF,
+    CCASVM,
+    CCAProjection,
+    CRFBaseline,
+    SVMBaseline,
+    UniModalCRF,
+)
+from ..data import make_synthetic
 from . import paper_values as pv
 from .config import seed_setup
 
@@ -30,8 +38,6 @@ def setup(profile="quick", seed=0, results_dir="results", figures_dir="figures",
 
 def load(cfg):
     """The synthetic ``trecvid`` data of the run and its first ``n_concepts`` groups."""
-    from ..data import make_synthetic
-
     data = make_synthetic("trecvid", n_samples=cfg["n_samples"], random_state=cfg.seed)
     concepts = np.unique(data.groups)[: cfg["n_concepts"]]
     print(data.n_samples, "samples,", data.n_features, "visual features,", data.n_tags, "tags; concepts:",

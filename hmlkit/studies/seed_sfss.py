@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import data as hd
+from .._paths import corel16k_path
 from .._validation import check_random_state_seed, check_X, check_Y
 from ..baselines.sfss import FSNM, SFSS, FScoreRLS
 from ..metrics import mean_average_precision
@@ -38,9 +40,6 @@ def setup(profile="quick", seed=0, results_dir="results", figures_dir="figures",
 def splits(cfg):
     """{data set: (X_train, Y_train, X_test, Y_test)}: synthetic ``nuswide`` (81 most frequent
     complete tags as labels, PCA) and the shared Corel16k file."""
-    from .. import data as hd
-    from .._paths import corel16k_path
-
     out = {}
     if "nuswide" in cfg["datasets"]:
         d = hd.make_synthetic("nuswide", n_samples=cfg["nuswide_n"], random_state=cfg.seed)

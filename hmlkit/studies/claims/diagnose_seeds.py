@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import paper_values as pv
 from ._base import FAILS
-from .diagnose import versus
+from ._spread import versus
 
 
 def _lmmc(winner, rivals, metrics):

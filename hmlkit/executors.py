@@ -1,14 +1,20 @@
-"""Ctrl-C during a forest fit.
+"""Where the kit's parallel loops run: this machine's threads, or a Dask cluster.
 
-A tree is grown by one numba ``nogil`` call that Python cannot interrupt. Left to
+Each loop is written once, as ``executor.map(fn, arrays, n_calls, args)``: ``fn(shared,
+*args(i))`` for every call i, ``shared`` holding the arrays every call reads (the forest's
+tree loop, its routing of samples, the leaf k-NN). :class:`ThreadExecutor` runs the calls
+on local threads; :class:`hmlkit.dask_backend.DaskExecutor` on the workers of joblib's
+dask backend (opt-in); :func:`executor_for` picks one.
+
+Ctrl-C. A tree is grown by one numba ``nogil`` call that Python cannot interrupt. Left to
 Python's default handler, a SIGINT then either surfaces only after every tree is
 grown (threads: the main thread waits on the futures of all trees) or, with one job,
 as ``SystemError: CPUDispatcher(...) returned a result with an exception set`` (the
 handler raises while numba boxes the result). :class:`StopOnInterrupt` replaces the
-handler during the fit with one that only sets a flag; the fit checks it between
-trees and raises a plain ``KeyboardInterrupt`` within one tree's time.
+handler during the loop with one that only sets a flag; the loop checks it between
+calls and raises a plain ``KeyboardInterrupt`` within one call's time.
 
-A fit run off the main thread has no SIGINT: :func:`stop_on` names an event that
+A loop run off the main thread has no SIGINT: :func:`stop_on` names an event that
 stops it the same way (how a sweep run in a thread is cancelled, :mod:`hmlkit.sweep`).
 """
 from __future__ import annotations
@@ -31,6 +37,8 @@ def stop_on(event):
         yield event
     finally:
         _stop.event = saved
+
+from .dask_backend import DaskExecutor, Shared, active_client
 
 
 class StopOnInterrupt:
@@ -91,26 +99,53 @@ class StopOnInterrupt:
         return False
 
 
-def grow_trees(grow, n_trees, n_jobs, progress=None):
-    """``[grow(t) for t in range(n_trees)]``, on ``n_jobs`` threads (``grow`` releases the
-    GIL in its numba call), each tree with its own seed so the order of completion does
-    not matter; ``progress(k)`` after k more trees. Ctrl-C stops between trees with a
-    plain ``KeyboardInterrupt`` (:class:`StopOnInterrupt`); trees not yet started are not
-    grown. The tree loop of every forest of the kit (HMLForest, CC-Forest)."""
+def map_threads(task, n_calls, n_jobs, progress=None):
+    """``[task(i) for i in range(n_calls)]`` on ``n_jobs`` threads (``task`` releases the GIL in
+    its numba call), results in call order; ``progress(k)`` after k more calls. Ctrl-C stops
+    between calls with a plain ``KeyboardInterrupt`` (:class:`StopOnInterrupt`); calls not yet
+    started are not run."""
     stop = StopOnInterrupt()
 
-    def guarded(t):
-        return None if stop.stopped else grow(t)
+    def guarded(i):
+        return None if stop.stopped else task(i)
 
     with stop:
         if n_jobs == 1:
             results = []
-            for t in range(n_trees):
+            for i in range(n_calls):
                 stop.check()
-                results.append(guarded(t))
+                results.append(guarded(i))
                 if progress is not None:
                     progress(1)
             stop.check()
             return results
         with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-            return stop.results([pool.submit(guarded, t) for t in range(n_trees)], progress=progress)
+            return stop.results([pool.submit(guarded, i) for i in range(n_calls)], progress=progress)
+
+
+class ThreadExecutor:
+    """This machine's threads: :meth:`map` on ``n_jobs`` threads with Ctrl-C between calls
+    (:func:`map_threads`); the arrays are shared in place, not copied. One row block: the
+    kernels a block runs are parallel themselves."""
+
+    def __init__(self, n_jobs=1):
+        self.n_jobs = n_jobs
+
+    def row_blocks(self, n):
+        return [(0, n)]
+
+    def map(self, fn, arrays, n_calls, args, name="hmlkit", progress=None, scatter=False):
+        """``[fn(shared, *args(i)) for i in range(n_calls)]``, ``shared`` = ``Shared(*arrays)``
+        (its derived values made once for all calls); ``name`` and ``scatter`` are the Dask
+        executor's (:meth:`hmlkit.dask_backend.DaskExecutor.map`)."""
+        shared = Shared(*arrays)
+        return map_threads(lambda i: fn(shared, *args(i)), n_calls, self.n_jobs, progress)
+
+
+def executor_for(n_jobs=1):
+    """The executor of the kit's parallel loops: the workers of joblib's active dask backend
+    (:class:`hmlkit.dask_backend.DaskExecutor`, opt-in), else ``n_jobs`` local threads."""
+    client = active_client()
+    if client is not None:
+        return DaskExecutor(client)
+    return ThreadExecutor(n_jobs)

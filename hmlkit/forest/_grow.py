@@ -1,0 +1,293 @@
+"""Growth of HML-trees: one tree depth-first (``grow_tree``, numba, nogil), one tree of a fit
+(``grow_one``) and the tree loop of a fit (``grow_forest``), which an executor runs
+(:mod:`hmlkit.executors`: local threads or a Dask cluster).
+
+A tree is stored as parallel arrays (the scikit-learn ``_tree`` layout):
+``feature``, ``threshold``, ``left``, ``right`` (-1 at leaves) and
+``leaf_id`` (compact leaf index, -1 at internal nodes). A sample goes left
+when ``x[feature] < threshold`` (Eq. 1).
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from ..primitives.rng import rand_below
+from ._criterion import clear_counts, node_layer_tags
+from ._keys import feature_keys, fill_local_keys, float_keys
+from ._split import _workspace, search_node, soft_rows, tag_entries, target_layer
+
+
+@nb.njit(cache=True)
+def subsample(samples, start, end, size, rng_state, out):
+    """A uniform draw of ``size`` of ``samples[start:end]`` (fewer than there are)
+    without replacement, in their order, into ``out[:size]``: selection sampling
+    (Knuth's Algorithm S), one draw per sample, so the subsample keeps the node's
+    ascending order and its gathers their locality. Returns ``size``."""
+    need = size
+    j = 0
+    for a in range(start, end):
+        if rand_below(rng_state, end - a) < need:
+            out[j] = samples[a]
+            j += 1
+            need -= 1
+            if need == 0:
+                break
+    return size
+
+
+@nb.njit(cache=True, nogil=True, error_model="numpy")
+def grow_tree(X, R, mode_rank, mode_val, Rh, high, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_layer,
+              soft_pos, soft_neg, use_soft, ignore_untagged, min_leaf, max_features, rng_state, train_leaf,
+              split_sample=0, local_size=0):
+    """Grow one HML-tree depth-first on ``samples`` (permuted in place).
+
+    ``R``, ``mode_rank``, ``mode_val``, ``Rh``, ``high`` = feature_keys(X); R is feature-major:
+    a node gathers one feature's integer keys from one contiguous row and
+    radix-sorts those that differ from the feature's mode.
+
+    Per node: the target layer is the first impure one; ``max_features``
+    features are drawn without replacement (scikit-learn's rule, see the
+    loop); each non-constant one is sorted once and swept. A node is a
+    leaf when it cannot give two children of ``min_leaf`` samples, when all
+    layers are pure, or when no cut has a positive gain. ``train_leaf[s]``
+    receives the leaf of each sample in ``samples``.
+
+    ``split_sample`` > 0: a node of more samples chooses its split on a uniform
+    subsample of exactly that many of them (``subsample``, from the tree's
+    stream), then sends all of its samples left or right by the chosen
+    threshold; a node whose subsample finds no split searches all its samples.
+    Smaller nodes, hence every tree on at most ``split_sample`` samples, are
+    exact. Features found constant on a subsample are not taken as constant below.
+
+    ``local_size`` > 0: a node of at most that many samples (and exact) roots a local
+    subtree. Its samples' keys on every feature are copied once into a block L (d,
+    local_size) by ``fill_local_keys``, each sample's row of X read whole, front to back;
+    the nodes of the subtree gather from that block, which stays in cache, instead of
+    from R, where below the top levels every gathered key is a cache miss of its own (a
+    node's samples lie far apart in each (n,)-long row). The keys are X's float bits
+    made order-preserving (``float_keys``): they order and tie as the ranks do, so the
+    subtree, hence the tree, is the same whatever ``local_size``.
+    """
+    n = samples.shape[0]
+    d = X.shape[1]
+    cap = 2 * (n // max(min_leaf, 1)) + 3
+    feature = np.full(cap, -1, np.int32)
+    threshold = np.zeros(cap, np.float32)
+    left = np.full(cap, -1, np.int32)
+    right = np.full(cap, -1, np.int32)
+    leaf_id = np.full(cap, -1, np.int32)
+    ws = _workspace(n, n_layers, layer_ptr, tag_entries(samples, ly_indptr),
+                    soft_rows(samples, n_layers, has_layer, use_soft))
+    features = np.arange(d).astype(np.int64)
+    sub = np.empty(split_sample if 0 < split_sample < n else 0, np.int64)
+    # the keys of the current local subtree (see the docstring): L[f, j] of its j-th sample,
+    # loc[a] the row of L of samples[a] for a in [lo_start, lo_end)
+    L = np.empty((d, local_size), np.uint32)
+    loc = np.empty(n if local_size > 0 else 0, np.int64)
+    mode_key = float_keys(mode_val)
+    whole = np.full(d, -1, np.int64)  # L holds every key whole
+    lo_start = 0
+    lo_end = 0
+    st_start = np.empty(cap, np.int64)
+    st_end = np.empty(cap, np.int64)
+    st_parent = np.empty(cap, np.int64)
+    st_isleft = np.empty(cap, np.uint8)
+    st_nconst = np.zeros(cap, np.int64)
+    top = 0
+    st_start[0] = 0
+    st_end[0] = n
+    st_parent[0] = -1
+    st_isleft[0] = 0
+    top = 1
+    n_nodes = 0
+    n_leaves = 0
+    while top > 0:
+        top -= 1
+        start = st_start[top]
+        end = st_end[top]
+        parent = st_parent[top]
+        n_known = st_nconst[top]
+        n_found = 0
+        node = n_nodes
+        n_nodes += 1
+        if parent >= 0:
+            if st_isleft[top]:
+                left[parent] = node
+            else:
+                right[parent] = node
+        N = end - start
+        best_f = -1
+        best_t = np.float32(0.0)
+        best_rank = np.uint32(0)
+        by_value = False
+        local = lo_start <= start and end <= lo_end
+        if not local and 2 * min_leaf <= N <= local_size and not 0 < split_sample < N:
+            fill_local_keys(X, samples, start, end, L, loc)
+            lo_start = start
+            lo_end = end
+            local = True
+        # a large node searches a subsample first; an exact node, or one whose subsample
+        # found no split, searches all its samples
+        for sampled in (True, False):
+            if N < 2 * min_leaf or (sampled and not 0 < split_sample < N):
+                continue
+            if sampled:
+                src, s0, s1 = sub, 0, subsample(samples, start, end, split_sample, rng_state, sub)
+            else:
+                src, s0, s1 = samples, start, end
+            k, soft_mode, imp, sumS, sumsq, n_lab = target_layer(src, s0, s1, n_layers, ly_indptr,
+                                                                 ly_indices, layer_ptr, has_layer, soft_pos, soft_neg,
+                                                                 use_soft, ignore_untagged, ws.cS, ws.PS, ws.MS)
+            if k >= 0:
+                K = node_layer_tags(src, s0, s1, k, layer_ptr, ly_indptr, ly_indices, has_layer, soft_mode,
+                                    soft_pos, soft_neg, ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft)
+                if local:  # one call site per key array: R and L may differ in dtype
+                    best_f, best_t, _, best_rank, n_found = search_node(
+                        X, L, Rh, whole, mode_key, mode_val, src, loc, s0, s1, features, True, n_known, max_features,
+                        rng_state, ws.keys, ws.order, ws.tmp, ws.cnt, ws.cpos, ws.pos, ws.skey, k, soft_mode, imp,
+                        sumS, sumsq, n_lab, layer_ptr, ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft, K, ws.cS, ws.PS,
+                        ws.MS, ws.W, ws.c_swept, ws.P_swept, ws.M_swept, ws.T, ws.wstep, ws.wmiss, min_leaf)
+                else:
+                    best_f, best_t, _, best_rank, n_found = search_node(
+                        X, R, Rh, high, mode_rank, mode_val, src, src, s0, s1, features, True, n_known, max_features,
+                        rng_state, ws.keys, ws.order, ws.tmp, ws.cnt, ws.cpos, ws.pos, ws.skey, k, soft_mode, imp,
+                        sumS, sumsq, n_lab, layer_ptr, ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft, K, ws.cS, ws.PS,
+                        ws.MS, ws.W, ws.c_swept, ws.P_swept, ws.M_swept, ws.T, ws.wstep, ws.wmiss, min_leaf)
+                clear_counts(src, s0, s1, k, ly_indptr, ly_indices, ws.cS)
+            if best_f >= 0:
+                if sampled:  # constant on the subsample is not constant on the node
+                    n_found = 0
+                    by_value = True
+                break
+        if best_f < 0:
+            leaf_id[node] = n_leaves
+            for a in range(start, end):
+                train_leaf[samples[a]] = n_leaves
+            n_leaves += 1
+            continue
+        feature[node] = best_f
+        threshold[node] = best_t
+        # partition samples[start:end]: x < t to the left, i.e. rank below
+        # the first right sample's rank; stable, so every node's samples stay in
+        # ascending index order (as the root's): a node's gathers from R walk each
+        # feature's row forwards, which the hardware prefetches, instead of at random
+        n_left = 0
+        n_right = 0
+        buf = ws.tmp
+        if local:  # the local rows move with their samples
+            lbuf = ws.order
+            for a in range(start, end):
+                s = samples[a]
+                j = loc[a]
+                if L[best_f, j] < best_rank:
+                    samples[start + n_left] = s
+                    loc[start + n_left] = j
+                    n_left += 1
+                else:
+                    buf[n_right] = s
+                    lbuf[n_right] = j
+                    n_right += 1
+            for a in range(n_right):
+                loc[start + n_left + a] = lbuf[a]
+        else:
+            h = high[best_f]
+            for a in range(start, end):
+                s = samples[a]
+                # below the first right sample's rank is below the threshold when that sample is the
+                # node's; a subsampled node cuts by the threshold itself
+                if by_value:
+                    go_left = X[s, best_f] < best_t
+                elif h < 0:
+                    go_left = R[best_f, s] < best_rank
+                else:
+                    go_left = (np.uint32(R[best_f, s]) | (np.uint32(Rh[h, s]) << 16)) < best_rank
+                if go_left:
+                    samples[start + n_left] = s
+                    n_left += 1
+                else:
+                    buf[n_right] = s
+                    n_right += 1
+        mid = start + n_left
+        for a in range(n_right):
+            samples[mid + a] = buf[a]
+        # right pushed first so the left child is grown first (depth-first)
+        st_start[top] = mid
+        st_end[top] = end
+        st_parent[top] = node
+        st_isleft[top] = 0
+        st_nconst[top] = n_known + n_found
+        top += 1
+        st_start[top] = start
+        st_end[top] = mid
+        st_parent[top] = node
+        st_isleft[top] = 1
+        st_nconst[top] = n_known + n_found
+        top += 1
+    return (feature[:n_nodes].copy(), threshold[:n_nodes].copy(), left[:n_nodes].copy(),
+            right[:n_nodes].copy(), leaf_id[:n_nodes].copy(), n_leaves)
+
+
+# a local subtree's key block (d x local_size uint32, see grow_tree): as many samples as
+# LOCAL_BYTES hold (a block that stays in the L2 cache), and at least LOCAL_SAMPLES while the
+# block stays within LOCAL_BYTES_MAX (a quarter of the L3). Measured on 100k and 1M nuswide
+# fits (a few trees, alternating runs): at 4096 features blocks of 512 samples (8 MiB) made
+# the trees 10-20 % faster than the 64 that 1 MiB holds; at 512 features 1 MiB (512 samples)
+# was as fast as larger blocks at 100k and 8 % faster than 8 MiB at 1M. The trees are the
+# same whatever the size.
+LOCAL_BYTES = 1 << 20
+LOCAL_SAMPLES = 512
+LOCAL_BYTES_MAX = 8 << 20
+
+
+def local_size_for(d):
+    """The ``local_size`` of ``grow_tree`` for d features (see ``LOCAL_BYTES``); 0 (no local
+    subtrees) when that is fewer than 16 samples."""
+    per_sample = 4 * max(int(d), 1)
+    size = max(LOCAL_BYTES // per_sample, min(LOCAL_SAMPLES, LOCAL_BYTES_MAX // per_sample))
+    return size if size >= 16 else 0
+
+
+def grow_one(X, keys, tag_args, boot, state, min_leaf, max_features, split_sample=None, local_size=None):
+    """One tree of a fit, as every path grows it (local threads, a Dask worker):
+    on all samples, or on the sorted bootstrap draw ``boot``, from the one-element
+    seed ``state`` (copied); ``split_sample`` and ``local_size`` as in ``grow_tree``
+    (``split_sample`` None: exact; ``local_size`` None: ``local_size_for(d)``). The
+    tree is the same whatever ``local_size``.
+    Returns (tree arrays, train leaf (n,) int32, -1 outside ``boot``)."""
+    n = X.shape[0]
+    if local_size is None:
+        local_size = local_size_for(X.shape[1])
+    samples = (np.arange(n) if boot is None else boot).astype(np.int64)
+    leaf = np.full(n, -1, np.int32)
+    out = grow_tree(X, *keys, samples, *tag_args, min_leaf, max_features, state.copy(), leaf, int(split_sample or 0),
+                    int(local_size))
+    return out, leaf
+
+
+def _split_keys(X, *tag_args):
+    return feature_keys(X)
+
+
+def _grow_shared(shared, state, boot, min_leaf, max_features, split_sample):
+    """``grow_one`` on an executor's ``shared`` (X, then the tag arrays), the split keys
+    derived from X once per process (``Shared.derived``)."""
+    X, tag_args = shared.arrays[0], shared.arrays[1:]
+    return grow_one(X, shared.derived("keys", _split_keys), tag_args, boot, state, min_leaf, max_features,
+                    split_sample)
+
+
+def grow_forest(X, tag_args, states, boots, min_leaf, max_features, split_sample, executor, progress=None):
+    """The tree loop of every fit: tree t grown by ``grow_one`` from the seed ``states[t]``
+    (on the bootstrap draw ``boots[t]`` if any), by ``executor`` (:mod:`hmlkit.executors`:
+    local threads with Ctrl-C between trees, or the workers of a Dask cluster), so the
+    forest is the same whatever runs it; ``progress(k)`` after k more trees. Returns
+    ``[(tree arrays, train leaf)]`` in tree order.
+
+    The split keys (as large as X) live only in this call, so they are freed before the
+    trees are stored: at 100,000 x 4096 the concatenated trees and training leaves
+    otherwise came on top of them, at the fit's peak."""
+    return executor.map(_grow_shared, (X, *tag_args), len(states),
+                        lambda t: (states[t:t + 1].copy(), None if boots is None else boots[t], min_leaf,
+                                   max_features, split_sample),
+                        name="hmlforest-tree", progress=progress)

@@ -1,0 +1,331 @@
+"""The split search of one node of an HML-tree (numba): its target layer (Eq. 5), the
+candidate features drawn as scikit-learn's BestSplitter draws them, each one's keys gathered,
+sorted and swept by the criterion (``_criterion``), and the best cut (Eq. 1-4).
+``best_split_over`` searches one node on its own (tests, inspection); ``_grow`` calls
+``search_node`` at every node of a tree.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numba as nb
+import numpy as np
+
+from ..primitives.prefetch import prefetch2d, prefetch_ranks
+from ..primitives.rng import rand_below
+from ..primitives.threshold import midpoint
+from ._criterion import (
+    EPS_PURE,
+    SLOTS_MAX,
+    clear_counts,
+    fold_size,
+    layer_parent_stats,
+    node_layer_tags,
+    soft_step_bounds,
+    sweep_hard,
+    sweep_soft,
+)
+from ._keys import sort_node_keys
+
+
+@nb.njit(cache=True, error_model="numpy")
+def target_layer(samples, start, end, n_layers, ly_indptr, ly_indices, layer_ptr, has_layer, soft_pos, soft_neg,
+                 use_soft, ignore_untagged, cS, PS, MS):
+    """The first impure layer (alpha_k = 1, Eq. 5) and its statistics.
+
+    Returns (k, soft_mode, impurity, sum c, sum c^2, n_lab); k = -1 when
+    every layer is pure (a layer with no labelled sample counts as pure);
+    n_lab: the samples with mass in a hard layer (all but the untagged ones
+    with ``ignore_untagged``). On return cS holds layer k's counts (clear
+    it with ``clear_counts`` when the node is done).
+    """
+    N = end - start
+    for k in range(n_layers):
+        soft = use_soft and k < n_layers - 1
+        imp, n_missing, sumS, sumsq = layer_parent_stats(samples, start, end, k, ly_indptr, ly_indices, layer_ptr,
+                                                         has_layer, soft_pos, soft_neg, soft, ignore_untagged,
+                                                         cS, PS, MS)
+        if imp > EPS_PURE:
+            # with no missing sample the soft criterion equals the hard one:
+            # use the cheaper hard sweep
+            if soft:
+                return k, n_missing > 0, imp, sumS, sumsq, N
+            return k, False, imp, sumS, sumsq, N - n_missing
+        clear_counts(samples, start, end, k, ly_indptr, ly_indices, cS)
+    return -1, False, 0.0, 0, 0, N
+
+
+@nb.njit(cache=True)
+def _in_key_order(q, g0, cm, pos, skey, md):
+    """The q-th of a node's samples in key order, as (node position, key):
+    the order is pos[:g0], then ``cm`` samples at the mode key ``md``
+    (position -1: any of them), then pos[g0:]."""
+    if q < g0:
+        return pos[q], skey[q]
+    if q < g0 + cm:
+        return -1, md
+    return pos[q - cm], skey[q - cm]
+
+
+@nb.njit(cache=True, inline="always")
+def _next_candidate(features, draw, n_known, max_features, rng_state, f_i, n_found, n_total, n_visited,
+                    n_drawn_const, nxt):
+    """The next feature to try, as an index into ``features`` (-1: the node's
+    search is over), and the updated (n_visited, n_drawn_const, nxt); see
+    ``search_node``. Drawing follows scikit-learn's BestSplitter."""
+    if not draw:
+        if nxt >= features.shape[0]:
+            return -1, n_visited, n_drawn_const, nxt
+        return nxt, n_visited, n_drawn_const, nxt + 1
+    while f_i > n_total and (n_visited < max_features or n_visited <= n_found + n_drawn_const):
+        n_visited += 1
+        f_j = n_drawn_const + rand_below(rng_state, f_i - n_found - n_drawn_const)
+        if f_j < n_known:
+            tmpf = features[n_drawn_const]
+            features[n_drawn_const] = features[f_j]
+            features[f_j] = tmpf
+            n_drawn_const += 1
+            continue
+        return f_j + n_found, n_visited, n_drawn_const, nxt
+    return -1, n_visited, n_drawn_const, nxt
+
+
+@nb.njit(cache=True, inline="always")
+def _gather_keys(R, Rh, h, f, kidx, start, N, md, keys, cpos):
+    """Gather the node's keys on feature f (R[f], with the high halves Rh[h] when h >= 0,
+    see ``feature_keys``), leaving out those equal to the feature's mode ``md``
+    (branch-free compaction): keys[:m] and their node positions cpos[:m], g0 of them below
+    the mode. Returns (m, g0, smallest key, largest key)."""
+    kmin = np.uint32(0xFFFFFFFF)
+    kmax = np.uint32(0)
+    # typed int64 from the start: a literal 0 made numba compile sweep_hard a second
+    # time, for Literal[int](0) arguments (its six sweeps doubled the cold compile)
+    m = np.int64(0)
+    g0 = np.int64(0)
+    for a in range(N):
+        s = kidx[start + a]
+        if N > PF_NEXT and a + PF_GATHER < N:
+            s2 = kidx[start + a + PF_GATHER]
+            prefetch2d(R, f, s2)
+            if h >= 0:
+                prefetch2d(Rh, h, s2)
+        v = np.uint32(R[f, s])
+        if h >= 0:
+            v |= np.uint32(Rh[h, s]) << 16
+        keys[m] = v
+        cpos[m] = a
+        m += v != md
+        g0 += v < md
+        if v < kmin:
+            kmin = v
+        if v > kmax:
+            kmax = v
+    return m, g0, kmin, kmax
+
+
+@nb.njit(cache=True, inline="always")
+def _prefetch_keys(R, Rh, h, f, kidx, start, end):
+    """``prefetch_ranks`` of feature f's keys, and of their high halves when h >= 0."""
+    prefetch_ranks(R, f, kidx, start, end)
+    if h >= 0:
+        prefetch_ranks(Rh, h, kidx, start, end)
+
+
+# Prefetching a node's keys from R (the nodes above a local subtree): the next candidate's
+# first PF_NEXT keys are prefetched while this one is sorted and swept, and a larger node's
+# gather prefetches its own keys PF_GATHER ahead of itself. Prefetching a large node whole
+# issued thousands of prefetches back to back, more misses than the core tracks, and most of
+# its keys were read from memory one by one (cycle probe, one tree at 1M x 512: 54 cycles
+# per gathered key of the nodes over 512 samples; with these bounds 27, the tree 23.6 ->
+# 20.5 s; PF_NEXT 128 or 512 and PF_GATHER 32 to 128 measured alike)
+PF_NEXT = 512
+PF_GATHER = 64
+
+
+@nb.njit(cache=True, error_model="numpy")
+def search_node(X, R, Rh, high, mode_rank, mode_val, samples, kidx, start, end, features, draw, n_known, max_features,
+                rng_state, keys, order, tmp, cnt, cpos, pos, skey, k, soft_mode, imp_S, sumS, sumsqS, n_lab, layer_ptr,
+                nptr, ntag, nrow, slots, nsoft, K, cS, PS, MS, W, c_swept, P_swept, M_swept, T, wstep, wmiss, min_leaf):
+    """Best split of one node: (feature, threshold, gain, rank of the first
+    right sample, number of features newly found constant); feature -1
+    when no cut has a positive gain. The node's tags are in node-local form
+    (``node_layer_tags``).
+
+    ``draw`` True: draw ``max_features`` candidates from ``features`` (the
+    growth rule, see below; ``features`` is permuted in place and its first
+    ``n_known`` entries are known constant). ``draw`` False: try every
+    entry of ``features`` in order (Algorithm 1 with a fixed candidate list).
+
+    R, Rh, high, mode_rank, mode_val: the keys (``feature_keys``). ``kidx[a]`` is the
+    column of R holding the keys of ``samples[a]`` (``samples`` itself,
+    or the rows of a local subtree's key block, see ``grow_tree``); X is read at
+    ``samples``.
+
+    Each candidate is gathered (integer ranks), sorted and swept here, in
+    one call per node: a call of a numba function costs reference-count
+    updates of its ~30 array arguments, measured at about a quarter of a
+    flat trecvid fit when the per-feature work was a function of its own.
+    The scratch arrays are the tree's :data:`Workspace`, passed field by field: one
+    namedtuple argument instead measured 4-7 % slower on flat fits (trecvid, nuswide).
+    """
+    N = end - start
+    d = features.shape[0]
+    lsz = layer_ptr[k + 1] - layer_ptr[k]
+    best_gain = EPS_PURE
+    best_f = -1
+    best_t = np.float32(0.0)
+    best_rank = np.uint32(0)
+    # Drawing follows scikit-learn's BestSplitter: features[:n_known] are
+    # known constant (from an ancestor) and cost nothing when drawn; a
+    # drawn feature found constant joins that prefix for the descendants.
+    # Constant features count as tried (they have no cut-point, Eq. 2), but
+    # drawing goes on until one non-constant feature is seen.
+    nlabS = 0.0
+    SW = 0.0
+    C2 = 0.0
+    margin = 0.0
+    if soft_mode:
+        n_lab, SW, C2, C1 = soft_step_bounds(N, nptr, ntag, nrow, lsz, nsoft, PS, MS, W, wstep, wmiss)
+        nlabS = float(n_lab)
+        margin = 1e-9 * (1.0 + imp_S + C1)
+    n_found = 0
+    n_visited = 0
+    n_drawn_const = 0
+    n_total = n_known
+    f_i = d
+    f_j, n_visited, n_drawn_const, nxt = _next_candidate(features, draw, n_known, max_features, rng_state, f_i,
+                                                         n_found, n_total, n_visited, n_drawn_const, 0)
+    if f_j >= 0:
+        _prefetch_keys(R, Rh, high[features[f_j]], features[f_j], kidx, start, min(end, start + PF_NEXT))
+    while f_j >= 0:
+        f = features[f_j]
+        # the node's integer keys on f but those at the feature's mode
+        md = mode_rank[f]
+        m, g0, kmin, kmax = _gather_keys(R, Rh, high[f], f, kidx, start, N, md, keys, cpos)
+        if kmax <= kmin:  # constant on this node
+            if draw:
+                features[f_j] = features[n_total]
+                features[n_total] = f
+                n_found += 1
+                n_total += 1
+        elif draw:
+            f_i -= 1
+            features[f_j] = features[f_i]
+            features[f_i] = f
+        # draw the next candidate now (the draws do not depend on the sweep) and
+        # prefetch its ranks: their cache misses overlap this feature's sort and sweep
+        f_j, n_visited, n_drawn_const, nxt = _next_candidate(features, draw, n_known, max_features, rng_state, f_i,
+                                                             n_found, n_total, n_visited, n_drawn_const, nxt)
+        if f_j >= 0:
+            _prefetch_keys(R, Rh, high[features[f_j]], features[f_j], kidx, start, min(end, start + PF_NEXT))
+        if kmax <= kmin:
+            continue
+        sort_node_keys(keys, cpos, m, kmin, kmax, order, tmp, cnt, pos, skey)
+        if soft_mode:
+            gain, nl = sweep_soft(N, m, g0, pos, skey, nptr, ntag, nrow, slots, K, lsz, nsoft, PS, MS, W, P_swept,
+                                  M_swept, T, min_leaf, imp_S, best_gain, nlabS, wstep, wmiss, SW, C2, margin)
+        else:
+            gain, nl = sweep_hard(N, n_lab, m, g0, pos, skey, nptr, ntag, slots, K, lsz, cS, c_swept, min_leaf, imp_S,
+                                  sumS, sumsqS)
+        if nl > 0 and gain > best_gain:
+            best_gain = gain
+            best_f = f
+            # the samples either side of the cut
+            a_lo, _ = _in_key_order(nl - 1, g0, N - m, pos, skey, md)
+            a_hi, best_rank = _in_key_order(nl, g0, N - m, pos, skey, md)
+            lo_val = mode_val[f] if a_lo < 0 else X[samples[start + a_lo], f]
+            hi_val = mode_val[f] if a_hi < 0 else X[samples[start + a_hi], f]
+            best_t = midpoint(lo_val, hi_val)
+    return best_f, best_t, best_gain, best_rank, n_found
+
+
+@nb.njit(cache=True)
+def tag_entries(samples, ly_indptr):
+    """Tag entries of ``samples`` summed over all layers: the capacity the
+    node-local tag copy needs at the root. Counts a bootstrap duplicate once
+    per draw (a sample drawn three times brings its tags three times)."""
+    tot = 0
+    for k in range(ly_indptr.shape[0]):
+        for a in range(samples.shape[0]):
+            s = samples[a]
+            tot += ly_indptr[k, s + 1] - ly_indptr[k, s]
+    return tot
+
+
+@nb.njit(cache=True)
+def soft_rows(samples, n_layers, has_layer, use_soft):
+    """Rows the node-local soft copy needs: the samples (with bootstrap
+    duplicates) that lack a tag in some layer with a soft criterion; no
+    node holds more missing samples than that."""
+    if not use_soft:
+        return 0
+    tot = 0
+    for a in range(samples.shape[0]):
+        s = samples[a]
+        for k in range(n_layers - 1):
+            if has_layer[s, k] == 0:
+                tot += 1
+                break
+    return tot
+
+
+# The scratch arrays one tree's growth reuses at every node (numba builds and reads
+# this namedtuple like a tuple; the fields name what each array holds):
+# keys, order, tmp, cnt, cpos, pos, skey: gathering and sorting one feature's keys;
+# cS, PS, MS, W: per-tag statistics of the node; c_swept, P_swept, M_swept: those of
+# the side a sweep moves samples into (the left on the forward pass, the right on the
+# backward one), all with spare entries for the dummy tags; nptr, ntag, nrow, slots,
+# nsoft: the node's tags in node-local form (``node_layer_tags``); T: per-tag terms of
+# ``sweep_soft``; wstep, wmiss: its bound weights (``soft_step_bounds``).
+Workspace = namedtuple("Workspace", ["keys", "order", "tmp", "cnt", "cpos", "pos", "skey", "cS", "PS", "MS", "W",
+                                     "c_swept", "P_swept", "M_swept", "nptr", "ntag", "nrow", "slots", "nsoft", "T",
+                                     "wstep", "wmiss"])
+
+
+@nb.njit(cache=True, error_model="numpy")
+def _workspace(n, n_layers, layer_ptr, n_tag_entries, n_soft_rows):
+    """The :data:`Workspace` of a tree grown on ``n`` samples."""
+    max_layer = 1
+    soft_width = 0
+    for k in range(n_layers):
+        size = layer_ptr[k + 1] - layer_ptr[k]
+        max_layer = max(max_layer, size)
+        if k < n_layers - 1:
+            soft_width = max(soft_width, size)
+    m = max_layer + SLOTS_MAX
+    return Workspace(np.empty(n, np.uint32), np.empty(n, np.int64), np.empty(n, np.int64), np.zeros(max(n, 256) + 1, np.int64),
+            np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.uint32),
+            np.zeros(m, np.int64), np.zeros(m, np.float64), np.zeros(m, np.float64), np.zeros(m, np.float64),
+            np.zeros(m, np.int64), np.zeros(m, np.float64), np.zeros(m, np.float64), np.empty(n + 1, np.int64),
+            np.empty(max(n_tag_entries, 1), np.int32), np.empty(n, np.int64), np.empty(n * SLOTS_MAX, np.int32),
+            np.empty((n_soft_rows, 2 * soft_width), np.float32), np.zeros(fold_size(soft_width), np.float64),
+            np.empty(n, np.float64), np.empty((n_soft_rows, 2), np.float64))
+
+
+@nb.njit(cache=True, error_model="numpy")
+def best_split_over(X, R, mode_rank, mode_val, Rh, high, samples, features, n_layers, ly_indptr, ly_indices, layer_ptr,
+                    has_layer, soft_pos, soft_neg, use_soft, ignore_untagged, min_leaf):
+    """Best split of the node holding ``samples`` among the given features
+    (Algorithm 1 with a fixed candidate list); R, mode_rank, mode_val, Rh, high =
+    feature_keys(X).
+    For tests and inspection.
+
+    Returns (feature, threshold, gain, target_layer); feature -1 if no split.
+    """
+    n = samples.shape[0]
+    ws = _workspace(n, n_layers, layer_ptr, tag_entries(samples, ly_indptr),
+                    soft_rows(samples, n_layers, has_layer, use_soft))
+    k, soft_mode, imp, sumS, sumsq, n_lab = target_layer(samples, 0, n, n_layers, ly_indptr, ly_indices, layer_ptr,
+                                                         has_layer, soft_pos, soft_neg, use_soft, ignore_untagged,
+                                                         ws.cS, ws.PS, ws.MS)
+    if k < 0:
+        return -1, np.float32(0.0), 0.0, -1
+    K = node_layer_tags(samples, 0, n, k, layer_ptr, ly_indptr, ly_indices, has_layer, soft_mode, soft_pos, soft_neg,
+                        ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft)
+    best_f, best_t, best_gain, _, _ = search_node(
+        X, R, Rh, high, mode_rank, mode_val, samples, samples, 0, n, features, False, 0, 0, np.zeros(1, np.uint64), ws.keys, ws.order,
+        ws.tmp, ws.cnt, ws.cpos, ws.pos, ws.skey, k, soft_mode, imp, sumS, sumsq, n_lab, layer_ptr, ws.nptr, ws.ntag,
+        ws.nrow, ws.slots, ws.nsoft, K, ws.cS, ws.PS, ws.MS, ws.W, ws.c_swept, ws.P_swept, ws.M_swept, ws.T, ws.wstep,
+        ws.wmiss, min_leaf)
+    clear_counts(samples, 0, n, k, ly_indptr, ly_indices, ws.cS)
+    return best_f, best_t, best_gain, k

@@ -1,0 +1,156 @@
+"""Imports run one way: studies -> baselines -> estimators -> kernels -> primitives.
+
+The graph is read from the sources with ``ast`` (every ``import`` of the kit's own modules,
+at module level or inside a function, since both run), not by importing anything. An import
+``from a.b import c`` counts as an edge to the module ``a.b.c`` when there is one, else to
+``a.b``. The package ``__init__`` Python runs before a module of the package is not an edge
+unless the module imports it by name (``from . import x``)."""
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "hmlkit"
+
+# the kit's core: what a user of the estimators imports; it never reaches the studies,
+# the baselines of the comparison tables, the benchmarks or the widgets
+CORE = ("hmlkit.forest", "hmlkit.affinity", "hmlkit.complete", "hmlkit.cluster", "hmlkit.tags", "hmlkit.metrics",
+        "hmlkit.features", "hmlkit.data", "hmlkit.primitives", "hmlkit.executors", "hmlkit.dask_backend")
+ABOVE_CORE = ("hmlkit.studies", "hmlkit.baselines", "hmlkit.bench", "hmlkit.bench_peers", "hmlkit.bench_scale",
+              "hmlkit.widgets")
+# bench.py and bench_scale.py share helpers both ways; they are to leave the package for
+# benchmarks/ (issue 43), which removes this pair. No other cycle is allowed.
+ALLOWED_CYCLES = [{"hmlkit.bench", "hmlkit.bench_scale"}]
+
+
+def _modules():
+    mods = {}
+    for p in PKG.rglob("*.py"):
+        parts = list(p.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        mods[".".join(parts)] = p
+    return mods
+
+
+def _targets(mods, name, node):
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names if a.name.split(".")[0] == "hmlkit"]
+    if node.level:
+        base = name.split(".") if mods[name].name == "__init__.py" else name.split(".")[:-1]
+        base = base[:len(base) - (node.level - 1)]
+        mod = ".".join(base + ([node.module] if node.module else []))
+    else:
+        mod = node.module or ""
+    if mod.split(".")[0] != "hmlkit":
+        return []
+    return [f"{mod}.{a.name}" if f"{mod}.{a.name}" in mods else mod for a in node.names]
+
+
+def import_graph():
+    """{module: set of the kit's modules it imports}."""
+    mods = _modules()
+    graph = {}
+    for name, path in mods.items():
+        out = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for t in _targets(mods, name, node):
+                    while t not in mods:  # hmlkit.x.name of a function: the module hmlkit.x
+                        t = t.rsplit(".", 1)[0]
+                    if t != name:
+                        out.add(t)
+        graph[name] = out
+    return graph
+
+
+def cycles(graph):
+    """The strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(comp)
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _within(name, prefixes):
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def _reach(graph, start):
+    seen, todo = set(), [start]
+    while todo:
+        for w in graph.get(todo.pop(), ()):
+            if w not in seen:
+                seen.add(w)
+                todo.append(w)
+    return seen
+
+
+def test_the_graph_sees_the_imports():
+    g = import_graph()
+    assert "hmlkit.forest._grow" in g["hmlkit.forest.estimator"]
+    assert "hmlkit.primitives.rng" in g["hmlkit.forest._grow"]
+    assert "hmlkit.affinity.leaf" in g["hmlkit.affinity"]
+
+
+def test_no_import_cycles():
+    found = [sorted(c) for c in cycles(import_graph()) if c not in ALLOWED_CYCLES]
+    assert not found, f"import cycles: {found}"
+
+
+def _subpackage(name):
+    return ".".join(name.split(".")[:2])
+
+
+def test_no_cycles_between_subpackages():
+    """forest, affinity and dask_backend imported each other (each module alone was no cycle)."""
+    g = {}
+    for m, targets in import_graph().items():
+        g.setdefault(_subpackage(m), set()).update(_subpackage(t) for t in targets if _subpackage(t) != _subpackage(m))
+    found = [sorted(c) for c in cycles(g) if c not in ALLOWED_CYCLES]
+    assert not found, f"cycles between subpackages: {found}"
+
+
+def test_the_cycle_finder_finds_one():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
+
+
+def test_the_core_never_reaches_studies_baselines_benchmarks_or_widgets():
+    g = import_graph()
+    bad = {m: sorted(t for t in _reach(g, m) if _within(t, ABOVE_CORE)) for m in g if _within(m, CORE)}
+    bad = {m: t for m, t in bad.items() if t}
+    assert not bad, f"core modules reaching above the core: {bad}"
+
+
+def test_primitives_and_executors_know_nothing_of_the_estimators():
+    """The lowest layers: the numba primitives import only each other; the executors (local
+    threads, Dask) are handed the function to run and import no forest, affinity or completer."""
+    g = import_graph()
+    for m, targets in g.items():
+        if _within(m, ("hmlkit.primitives",)):
+            assert all(_within(t, ("hmlkit.primitives",)) for t in targets), (m, targets)
+        if _within(m, ("hmlkit.executors", "hmlkit.dask_backend")):
+            assert not any(_within(t, ("hmlkit.forest", "hmlkit.affinity", "hmlkit.complete", "hmlkit.cluster"))
+                           for t in targets), (m, targets)
