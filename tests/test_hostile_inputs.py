@@ -60,8 +60,9 @@ ROWS = "1.0,2.0,1,0\n3.0,4.0,0,1\n"
     (ARFF.split("@data")[0].encode(), "has no @data section"),
     (ARFF.encode(), "has a header but no data rows"),
     (ARFF.replace("'toy: -C -2'", "toy").encode() + b"% no rows\n", "has a header but no data rows"),
-    (gzip.compress(ARFF.encode() + ROWS.encode())[:40], "a damaged gzip-compressed file"),
-])
+    (gzip.compress(ARFF.encode() + ROWS.encode(), mtime=0)[:40], "a damaged gzip-compressed file"),
+], ids=["empty", "random-bytes", "csv", "comment-only", "no-data-section", "no-rows", "no-rows-comment",
+        "damaged-gzip"])
 def test_load_dataset_names_what_is_wrong_with_the_file(tmp_path, content, message):
     # each of these used to say "cannot tell features from labels; pass n_features=..."
     path = tmp_path / "bad.arff"
