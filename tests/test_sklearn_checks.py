@@ -74,11 +74,6 @@ def expected_failed_checks(estimator):
     if isinstance(estimator, HMLClustering):
         return {"check_clustering": "fits on X alone, and HMLClustering clusters tagged samples: its fit "
                                     "needs the tags Y (its forest splits on them)"}
-    if isinstance(estimator, HMLTagCompleter):
-        why = ("a new sample's neighbours tied in affinity (many, with 3 trees) are ordered by a tie key "
-               "made from its row in the batch (hmlkit.affinity.leaf_knn, so that ties spread over the "
-               "training samples), so its scores can change with its place in the batch")
-        return {"check_methods_subset_invariance": why, "check_methods_sample_order_invariance": why}
     return {}
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from ..primitives.counting import members_by_leaf
 from ..primitives.parallel import chunk_bounds  # noqa: F401 (the kernels' callers chunk their rows with it)
 from ..primitives.prefetch import prefetch2d
-from ..primitives.topk import push_top, tie_key
+from ..primitives.topk import content_key, push_top, tie_key
 
 
 @nb.njit(parallel=True, cache=True)
@@ -156,10 +156,14 @@ def knn_rows(query_leaves, members, offsets, n_ref, self_index, k, bounds):
     Returns ``idx`` (nq, k) int32 and ``w`` (nq, k) float32 (fraction of
     trees); rows with fewer than k co-leaf neighbours are padded with -1 / 0.
     Equal counts are ordered by a hash of (row, neighbour) (:func:`tie_key`, the
-    row being ``self_index[q]``, or q where that is negative), as in the cosine
-    kNN. Broken by the lower index, ties made the first samples hubs: most of a
-    row's k best share as many trees with it as many others do (at 1M samples x
-    100 trees, 16 of the 20 on average), and the lowest indices won them all
+    row being ``self_index[q]``, as in the cosine kNN). A query that is no training
+    sample (``self_index[q]`` negative) enters the hash by its leaves
+    (:func:`content_key` of its row): its neighbours are then those of the sample
+    alone, whatever its place in the batch and the batch's other rows (its row index
+    made them change with the batch's order). Broken by the lower index, ties made
+    the first samples hubs: most of a row's k best share as many trees with it as
+    many others do (at 1M samples x 100 trees, 16 of the 20 on average), and the
+    lowest indices won them all
     (the first 1 % of samples had a mean in-degree of 315, the last 1 % of 3.8;
     on Corel5k, 100 trees, the first 5 % 28.7 and the last 5 % 12.4).
     """
@@ -241,7 +245,8 @@ def _knn_rows(query_leaves, members, offsets, n_ref, self_index, k, bounds, coun
         best_id = np.empty(k, np.int64)
         best_tie = np.empty(k, np.uint64)
         for q in range(bounds[c], bounds[c + 1]):
-            row = self_index[q] if self_index[q] >= 0 else q
+            # both branches uint64: numba would unify an int64 and a uint64 to float64
+            row = np.uint64(self_index[q]) if self_index[q] >= 0 else content_key(query_leaves[q])
             nt = _count_row_hashed(q, query_leaves, members, offsets, self_index[q], hkey, hcount, slots)
             hashed = nt >= 0
             if not hashed:

@@ -21,7 +21,11 @@ def leaf_knn(leaves, n_neighbors=20, query_leaves=None, self_index=None):
     A sample is never its own neighbour. ``query_leaves`` (q, T): other
     samples' leaves (-1 = skip that tree for that query); ``self_index``
     (q,): the training index of each query, excluded from its neighbours
-    (default: none for external queries). Returns ``(idx, w)``, both
+    (default: none for external queries). Neighbours tied in affinity are
+    ordered by a hash of (training index, neighbour) for a training sample, and
+    of (its leaves, neighbour) for an external query: an external query's
+    neighbours depend on its leaves alone, not on its row among the queries
+    (identical queries get identical lists). Returns ``(idx, w)``, both
     (q, n_neighbors), w = fraction of all trees; missing neighbours (fewer
     co-leaf samples than asked) are -1 with weight 0.
     """

@@ -298,7 +298,9 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
     A sample is never its own neighbour. The vote's scores (``lift_exponent=None``,
     and GC) are in [0, 1]; the combined ones are a product with a lift and may exceed
     1 (only their order matters). A sample with no confident leaf or neighbour gets 0;
-    observed tags are ranked last.
+    observed tags are ranked last. A new sample's scores depend on it alone, not on its
+    row in X nor on X's other rows (its neighbours tied in affinity are ordered by a hash
+    of its leaves, see ``hmlkit.affinity.leaf_knn``).
 
     Attributes
     ----------

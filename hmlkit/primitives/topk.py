@@ -1,5 +1,6 @@
 """Best-k lists for the kNN kernels (leaf k-NN, cosine k-NN, the completer's top tags),
-with one fixed order among equal scores: a hash of the pair, not the lower index."""
+with one fixed order among equal scores: a hash of the pair, not the lower index (a
+query that is no training sample enters the pair by a hash of its content)."""
 from __future__ import annotations
 
 import numba as nb
@@ -7,13 +8,30 @@ import numpy as np
 
 
 @nb.njit(cache=True, inline="always")
-def tie_key(i, j):
-    """splitmix64 of the pair (i, j): a fixed, well-spread order among equal similarities."""
-    z = (np.uint64(i) << np.uint64(32)) ^ np.uint64(j)
+def _splitmix64(z):
+    """One splitmix64 step of the uint64 ``z``: a bijection that spreads every input bit."""
     z = z + np.uint64(0x9E3779B97F4A7C15)
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return z ^ (z >> np.uint64(31))
+
+
+@nb.njit(cache=True, inline="always")
+def tie_key(i, j):
+    """splitmix64 of the pair (i, j): a fixed, well-spread order among equal similarities."""
+    return _splitmix64((np.uint64(i) << np.uint64(32)) ^ np.uint64(j))
+
+
+@nb.njit(cache=True, inline="always")
+def content_key(ids):
+    """A uint64 hash of a row of ids >= -1 (a sample's leaf in each tree), chained
+    splitmix64: the row part of ``tie_key`` for a query that is no training sample, so
+    that its order among ties follows from what it is, not from where it sits in a batch
+    (equal rows, equal order)."""
+    h = np.uint64(ids.shape[0])
+    for t in range(ids.shape[0]):
+        h = _splitmix64(h ^ np.uint64(np.int64(ids[t]) + 1))
+    return h
 
 
 @nb.njit(cache=True)
