@@ -50,7 +50,7 @@ test-browser: install browser-deps
 	$(BIN)/python -m pytest -q tests/test_explore_browser.py tests/test_sweep_browser.py
 
 bench: install
-	$(BIN)/python -m hmlkit.bench
+	$(BIN)/python -m benchmarks.speed
 
 # the study notebooks are their own source: after editing them in JupyterLab, clear outputs
 # and run metadata (tests/test_notebook_source.py fails on a notebook not normalised)

@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from ._validation import (SparseXTags, check_estimator_params, check_n_clusters, check_random_state_seed,
                           check_weight, check_X_features, check_Y)
 from .affinity import cosine_knn_graph, knn_affinity, knn_graph_from_neighbors, leaf_knn, normalized_graph
-from .forest.estimator import SPLIT_SAMPLE
+from .forest.estimator import SPLIT_SAMPLE, HMLForest
 from .tokens import resolve_feature_map
 
 
@@ -127,8 +127,6 @@ FOREST_PARAMS = ("n_estimators", "min_samples_leaf", "max_features", "hierarchy"
 def forest_from(estimator, **overrides):
     """An unfitted HMLForest with the forest parameters of ``estimator``
     (HMLClustering, HMLTagCompleter), so both stay in step."""
-    from .forest import HMLForest
-
     params = {k: getattr(estimator, k) for k in FOREST_PARAMS}
     params.update(overrides)
     return HMLForest(**params)

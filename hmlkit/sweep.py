@@ -26,9 +26,22 @@ import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
+import xarray as xr
 
+import hmlkit
+
+from . import studies as study
 from ._validation import InvalidParameterError, check_estimator_params, check_int
-from .studies.config import SCORE_METRICS
+from .baselines import registry, run_clustering
+from .cluster import PAPER_SETTINGS
+from .data import require
+from .executors import stop_on
+from .studies.config import SCORE_METRICS, check_dataset, check_sparseness
+from .studies.data import sparsify, with_layers
+from .studies.grids import clustering_scores
+from .studies.profiles import check_profile
+from .studies.profiles import settings as profile_settings
+from .studies.saving import git_commit
 
 ALIASES = {"n_estimators": "tau", "min_samples_leaf": "phi", "layers": "n_layers", "tags_removed": "sparseness"}
 FOREST_KEYS = {"tau": "n_estimators", "phi": "min_samples_leaf"}  # sweep name -> estimator parameter
@@ -73,8 +86,6 @@ def canonical(param):
 def estimator_defaults(method, mode):
     """{parameter: default} of the estimator of ``method`` (``hmlrf``, ``hmlrf_paper`` or a
     registered clustering method) in input ``mode``; ValueError for an unknown one."""
-    from .baselines import registry
-
     name = "hmlrf" if method == PAPER else method
     spec = registry().get(name)
     if spec is None or spec.kind != "clustering":
@@ -87,8 +98,6 @@ def estimator_defaults(method, mode):
         raise ValueError(f"method {method!r} is unavailable here: {why}")
     params = spec.factory().get_params(deep=False)
     if method == PAPER:
-        from .cluster import PAPER_SETTINGS
-
         params.update(PAPER_SETTINGS)
     return params
 
@@ -144,8 +153,6 @@ def parse_values(values, default=None):
 def check_value(param, value, defaults):
     """``value`` of sweep parameter ``param`` as the method takes it; a clear ValueError
     (naming the parameter and the value) when it is refused."""
-    from .studies.config import check_sparseness
-
     try:
         if param == "sparseness":
             return check_sparseness(value)[0]
@@ -219,9 +226,6 @@ class SweepSettings:
         """A validated copy: names canonical, values parsed and checked one by one; the
         tau of a forest method fixed to the profile's unless given. ValueError naming the
         setting otherwise. Cheap: no data is loaded."""
-        from .studies.config import check_dataset
-        from .studies.profiles import check_profile, settings
-
         check_profile(self.profile)
         defaults = estimator_defaults(self.method, self.mode)
         param = canonical(self.param)
@@ -236,7 +240,7 @@ class SweepSettings:
             if k != param:  # the swept parameter's values win over a fixed one
                 fixed[k] = check_value(k, v, defaults)
         if "n_estimators" in defaults and "tau" not in fixed and param != "tau":
-            fixed["tau"] = settings("fig8_parameters", self.profile)["n_estimators"]
+            fixed["tau"] = profile_settings("fig8_parameters", self.profile)["n_estimators"]
         if self.metric not in SCORE_METRICS:
             raise ValueError(f"metric must be one of {', '.join(SCORE_METRICS)}, got {self.metric!r}")
         dataset = self.dataset if self.dataset == GIVEN else check_dataset(self.dataset)
@@ -268,9 +272,6 @@ class SweepSettings:
 def load_base(settings, data=None):
     """The sweep's data before its per-point changes (layers, tags removed), with ground-truth
     groups (ValueError naming the data set otherwise)."""
-    from . import studies as study
-    from .data import require
-
     s = settings
     if data is not None:
         return require(data, groups=True, study="a sweep")
@@ -288,11 +289,6 @@ def load_base(settings, data=None):
 
 def point_scores(base, settings, value, seed, _layered=None):
     """The scores (``SCORE_METRICS``) of one fit: ``settings.param = value`` on seed ``seed``."""
-    from .baselines import run_clustering
-    from .studies.data import sparsify, with_layers
-    from .studies.grids import clustering_scores
-    from .studies.profiles import settings as profile_settings
-
     s = settings
     p = {**s.fixed, s.param: value}
     d = base
@@ -309,8 +305,6 @@ def point_scores(base, settings, value, seed, _layered=None):
     defaults = estimator_defaults(s.method, s.mode)
     params = dict(profile_settings("fig8_parameters", s.profile)["method_params"].get(s.method, {}))
     if s.method == PAPER:
-        from .cluster import PAPER_SETTINGS
-
         params.update(PAPER_SETTINGS)
     params.update({FOREST_KEYS.get(k, k): v for k, v in p.items()})
     if "n_jobs" in defaults:
@@ -334,8 +328,6 @@ class Sweep:
         self.settings = settings.checked() if isinstance(settings, SweepSettings) else SweepSettings(**settings).checked()
         self.data = data
         if data is not None:
-            from .data import require
-
             require(data, groups=True, study="a sweep")  # refused at once, not in the thread
         self.on_event = on_event
         self.stop_event = threading.Event()
@@ -390,8 +382,6 @@ class Sweep:
         return not self.running
 
     def _run_claimed(self):
-        from .executors import stop_on
-
         s = self.settings
         self.started_at = time.time()
         try:
@@ -445,12 +435,6 @@ class Sweep:
         """The points done so far as an xarray Dataset: ``score(<param>, metric, seed)``,
         ``seconds(<param>, seed)``, ``finished_at(<param>)`` (epoch seconds), ``status`` and
         ``reason`` per point; the settings and the run's state in ``attrs``."""
-        import xarray as xr
-
-        import hmlkit
-
-        from .studies.saving import git_commit
-
         s = self.settings
         pts = list(self.points)
         values = [p["value"] for p in pts]

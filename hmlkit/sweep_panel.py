@@ -25,6 +25,8 @@ import numpy as np
 
 from . import sweep as sw
 from .studies.config import SCORE_METRICS
+from .studies.saving import save_result
+from .widgets import _method_options
 
 _ERR = "<b style='color:crimson'>{}</b>"
 
@@ -32,8 +34,6 @@ _ERR = "<b style='color:crimson'>{}</b>"
 def method_options():
     """(label, (key, mode)) of HML-RF, HML-RF with the paper's settings, and every
     registered clustering method x input mode (as the explore panel offers them)."""
-    from .widgets import _method_options
-
     opts = _method_options()
     return opts[:1] + [("HML-RF (paper settings)", (sw.PAPER, "hml"))] + opts[1:]
 
@@ -228,8 +228,6 @@ class SweepPanel:
 
     def save(self):
         """Write ``<results_dir>/<name>.nc`` and ``<figures_dir>/<name>.png`` atomically."""
-        from .studies.saving import save_result
-
         if self.running:
             return self._fail("a sweep is running: wait for it or cancel it before saving")
         ds = self.result

@@ -16,6 +16,9 @@ import time
 import numpy as np
 
 from . import studies as study
+from ._validation import check_bool, check_int
+from .baselines import registry
+from .data import TaggedData, require
 from .studies.profiles import PROFILES
 
 TAU_MAX, PHI_MAX = 1000, 20  # the tau and phi sliders' ranges start at 1
@@ -23,8 +26,6 @@ TAU_MAX, PHI_MAX = 1000, 20  # the tau and phi sliders' ranges start at 1
 
 def _method_options():
     """(label, (key, mode)) of HML-RF and of every registered clustering method x input mode."""
-    from .baselines import registry
-
     opts = [("HML-RF", ("hmlrf", "hml"))]
     for name, spec in sorted(registry().items()):
         if spec.kind != "clustering" or name == "hmlrf" or not spec.available()[0]:
@@ -42,9 +43,6 @@ class ExplorePanel:
     def __init__(self, profile="quick", dataset="trecvid", n_samples=None, seed=0, auto_update=True,
                  n_estimators=20, min_samples_leaf=3, n_jobs=1, data=None):
         import ipywidgets as W
-
-        from ._validation import check_bool, check_int
-        from .data import TaggedData, require
 
         # the panel's own settings are checked here, where a notebook run stops on them; a
         # mistake made with a control later is shown in the panel, which stays usable.

@@ -1,13 +1,16 @@
 """The speed benchmark's bookkeeping (scaling to tau = 1000, verdicts, bad
 input) and its notebook under papermill on a tiny run. The speed figures
 themselves are printed by `make bench`, never asserted in a unit test."""
+import json
 import time
 
 import numpy as np
 import pytest
 import xarray as xr
 
-from hmlkit import bench, bench_peers, bench_scale
+from benchmarks import peers as bench_peers
+from benchmarks import scale as bench_scale
+from benchmarks import speed as bench
 
 
 def _results(nuswide_n=17523):
@@ -55,7 +58,9 @@ def test_bench_notebook_runs_and_stores_its_figures(tmp_path):
     from pathlib import Path
 
     nb = Path(__file__).resolve().parents[1] / "studies" / "bench_speed.ipynb"
+    # from the repository root, where the kernel finds the benchmarks package
     execute_notebook(str(nb), str(tmp_path / "out.ipynb"), kernel_name="python3", progress_bar=False,
+                     cwd=str(nb.parents[1]),
                      parameters={"trees": 3, "sklearn_trees": 3, "nuswide_samples": 300,
                                  "peer_trees": 3, "peer_samples": 300, "peer_repeats": 1,
                                  "scale_ns": "300,600", "scale_trees": 2, "scale_tags": "100,200",
@@ -286,3 +291,100 @@ def test_bench_command_line_refuses_bad_options(argv, msg, capsys):
     with pytest.raises(SystemExit) as exc:
         bench.main(argv)
     assert exc.value.code == 2 and msg in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- the peers' regression guard
+RECORDED = {"ratio": 1.0, "spread": 0.05, "repeats": 3, "n_samples": 4500, "trees": 100, "date": "2025-01-01",
+            "commit": "abc1234"}
+
+
+def _run(ratio, run_spread=0.0, n_samples=4500, trees=100):
+    return {"status": "ok", "hmlkit_ratio": ratio, "hmlkit_ratio_spread": run_spread, "n_samples": n_samples,
+            "trees": trees}
+
+
+@pytest.mark.parametrize("ratio, run_spread, verdict", [
+    (1.10, 0.02, "slower"),        # +0.10 beyond the record's noise 0.05
+    (1.04, 0.0, "within noise"),   # one repeat measures no noise: the record's 0.05 applies
+    (1.08, 0.10, "within noise"),  # this run's own spread, the larger, covers +0.08
+    (0.90, 0.02, "faster"),
+    (1.045, 0.05, "within noise"),  # inside the noise of both
+])
+def test_guard_flags_a_ratio_beyond_the_run_to_run_noise(ratio, run_spread, verdict):
+    got, text = bench_peers.compare("corel5k", _run(ratio, run_spread), RECORDED)
+    assert got == verdict
+    assert text.startswith("SLOWER than recorded: corel5k") == (verdict == "slower")
+    assert "1.000" in text and "abc1234" in text
+
+
+def test_guard_compares_only_what_it_can():
+    assert bench_peers.compare("trecvid", _run(2.0), None)[0] == "no record"
+    assert bench_peers.compare("corel5k", _run(2.0, n_samples=300), RECORDED)[0] == "not comparable"
+    assert bench_peers.compare("corel5k", _run(2.0, trees=3), RECORDED)[0] == "not comparable"
+    assert bench_peers.compare("corel5k", {"status": "skipped: data not found (x)"}, RECORDED)[0] == "not run"
+    verdicts = bench_peers.guard({"corel5k": _run(1.2), "trecvid": _run(0.9)}, {"corel5k": RECORDED})
+    assert {n: v for n, (v, _) in verdicts.items()} == {"corel5k": "slower", "trecvid": "no record"}
+
+
+def test_record_stores_ratio_spread_and_keeps_the_other_data_sets(tmp_path):
+    path = tmp_path / "record.json"
+    path.write_text('{"nuswide": {"ratio": 0.8, "spread": 0.02, "n_samples": 17523, "trees": 30}}')
+    run = {"corel5k": dict(_run(1.1, 0.2), hmlkit_ratios=[1.0, 1.1, 1.2]),
+           "trecvid": {"status": "skipped: data not found (x)"}}
+    assert bench_peers.record_ratios(run, path, date="2025-02-03", commit="def5678") == ["corel5k"]
+    rec = bench_peers.load_record(path)
+    assert rec["nuswide"]["ratio"] == 0.8 and "trecvid" not in rec
+    assert rec["corel5k"] == {"ratio": 1.1, "spread": 0.2, "repeats": 3, "n_samples": 4500, "trees": 100,
+                              "date": "2025-02-03", "commit": "def5678"}
+    with pytest.raises(ValueError, match="at least 2 interleaved repeats"):
+        bench_peers.record_ratios({"corel5k": dict(_run(1.1), hmlkit_ratios=[1.1])}, path)
+    assert bench_peers.load_record(path)["corel5k"]["ratio"] == 1.1  # a refused record changes nothing
+    assert bench_peers.load_record(tmp_path / "none.json") == {}
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(ValueError, match="bad.json is not valid JSON"):
+        bench_peers.load_record(tmp_path / "bad.json")
+
+
+def test_run_dataset_keeps_each_repeats_ratio_and_their_spread(monkeypatch):
+    """No timing: the engines' seconds are made up, one per call."""
+    seconds = {"hmlkit": iter([2.0, 2.2, 1.9]), "sklearn": iter([2.0, 2.0, 2.0])}
+    X, Y = np.zeros((50, 4), np.float32), np.zeros((50, 3))
+    monkeypatch.setattr(bench_peers, "load", lambda name, max_samples=None: (X, Y, np.zeros(50)))
+    monkeypatch.setattr(bench_peers, "missing_reason", lambda e: None if e in seconds else "not here")
+    monkeypatch.setattr(bench_peers, "_fit", lambda e, X, Y, y, trees: (0.0, 1.0) if trees == 2 else
+                        (next(seconds[e]), 10.0))
+    res = bench_peers.run_dataset("trecvid", repeats=3)
+    assert res["hmlkit_ratios"] == pytest.approx([1.0, 1.1, 0.95])
+    assert res["hmlkit_ratio"] == pytest.approx(1.0) and res["hmlkit_ratio_spread"] == pytest.approx(0.15)
+    assert float(bench_peers.to_dataset({"trecvid": res})["peer_ratio_spread"].sel(dataset="trecvid")) == \
+        pytest.approx(0.15)
+
+
+def test_bench_prints_current_peer_figures_and_flags_a_slower_shape(monkeypatch, capsys, tmp_path):
+    record = tmp_path / "record.json"
+    record.write_text(json.dumps({"corel5k": RECORDED}))
+    monkeypatch.setattr(bench_peers, "RECORD", record)
+    peers = {"corel5k": dict(_peer(1.3, 4500, 100), hmlkit_ratios=[1.25, 1.3, 1.32], hmlkit_ratio_spread=0.07),
+             "trecvid": dict(_peer(0.9, 2379, 100), hmlkit_ratios=[0.9, 0.9, 0.91], hmlkit_ratio_spread=0.01)}
+    monkeypatch.setattr(bench, "run", lambda parts, *a, **k: {"peers": peers})
+    assert bench.main(["--parts", "peers"]) == 1
+    out = capsys.readouterr().out
+    assert "SLOWER than recorded: corel5k hmlkit/sklearn 1.300" in out and "trecvid: no recorded ratio" in out
+    assert "before" not in out  # the earlier figures are in docs/performance.md, not in the table
+    assert "hmlkit/sklearn 1.300 (spread 0.070 over 3 runs)" in out
+    assert bench.main(["--parts", "peers", "--record"]) == 1  # flagged against the old record, then stored
+    assert json.loads(record.read_text())["corel5k"]["ratio"] == pytest.approx(1.3)
+    assert bench.main(["--parts", "peers"]) == 0
+    assert "within the noise 0.070" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--parts", "trecvid", "--record"], "add peers to --parts"),
+    (["--parts", "peers", "--record", "--peer-samples", "300"], "drop --peer-trees and --peer-samples"),
+    (["--parts", "peers", "--record", "--peer-repeats", "1"], "at least 2"),
+])
+def test_record_refuses_a_run_that_cannot_be_a_reference(monkeypatch, capsys, argv, message):
+    monkeypatch.setattr(bench, "run", lambda *a, **k: pytest.fail("a part ran"))
+    with pytest.raises(SystemExit) as info:
+        bench.main(argv)
+    assert info.value.code == 2 and message in capsys.readouterr().err

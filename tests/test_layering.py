@@ -9,22 +9,18 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PKG = ROOT / "hmlkit"
+PACKAGES = ("hmlkit", "benchmarks")  # the kit, and the benchmarks beside it (not installed with it)
 
 # the kit's core: what a user of the estimators imports; it never reaches the studies,
 # the baselines of the comparison tables, the benchmarks or the widgets
 CORE = ("hmlkit.forest", "hmlkit.affinity", "hmlkit.complete", "hmlkit.cluster", "hmlkit.tags", "hmlkit.metrics",
         "hmlkit.features", "hmlkit.data", "hmlkit.primitives", "hmlkit.executors", "hmlkit.dask_backend")
-ABOVE_CORE = ("hmlkit.studies", "hmlkit.baselines", "hmlkit.bench", "hmlkit.bench_peers", "hmlkit.bench_scale",
-              "hmlkit.widgets")
-# bench.py and bench_scale.py share helpers both ways; they are to leave the package for
-# benchmarks/ (issue 43), which removes this pair. No other cycle is allowed.
-ALLOWED_CYCLES = [{"hmlkit.bench", "hmlkit.bench_scale"}]
+ABOVE_CORE = ("hmlkit.studies", "hmlkit.baselines", "benchmarks", "hmlkit.widgets")
 
 
 def _modules():
     mods = {}
-    for p in PKG.rglob("*.py"):
+    for p in (path for pkg in PACKAGES for path in (ROOT / pkg).rglob("*.py")):
         parts = list(p.relative_to(ROOT).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]
@@ -34,14 +30,14 @@ def _modules():
 
 def _targets(mods, name, node):
     if isinstance(node, ast.Import):
-        return [a.name for a in node.names if a.name.split(".")[0] == "hmlkit"]
+        return [a.name for a in node.names if a.name.split(".")[0] in PACKAGES]
     if node.level:
         base = name.split(".") if mods[name].name == "__init__.py" else name.split(".")[:-1]
         base = base[:len(base) - (node.level - 1)]
         mod = ".".join(base + ([node.module] if node.module else []))
     else:
         mod = node.module or ""
-    if mod.split(".")[0] != "hmlkit":
+    if mod.split(".")[0] not in PACKAGES:
         return []
     return [f"{mod}.{a.name}" if f"{mod}.{a.name}" in mods else mod for a in node.names]
 
@@ -113,10 +109,11 @@ def test_the_graph_sees_the_imports():
     assert "hmlkit.forest._grow" in g["hmlkit.forest.estimator"]
     assert "hmlkit.primitives.rng" in g["hmlkit.forest._grow"]
     assert "hmlkit.affinity.leaf" in g["hmlkit.affinity"]
+    assert {"benchmarks.common", "benchmarks.peers", "benchmarks.scale", "hmlkit.data"} <= g["benchmarks.speed"]
 
 
 def test_no_import_cycles():
-    found = [sorted(c) for c in cycles(import_graph()) if c not in ALLOWED_CYCLES]
+    found = [sorted(c) for c in cycles(import_graph())]
     assert not found, f"import cycles: {found}"
 
 
@@ -129,7 +126,7 @@ def test_no_cycles_between_subpackages():
     g = {}
     for m, targets in import_graph().items():
         g.setdefault(_subpackage(m), set()).update(_subpackage(t) for t in targets if _subpackage(t) != _subpackage(m))
-    found = [sorted(c) for c in cycles(g) if c not in ALLOWED_CYCLES]
+    found = [sorted(c) for c in cycles(g)]
     assert not found, f"cycles between subpackages: {found}"
 
 
@@ -142,6 +139,14 @@ def test_the_core_never_reaches_studies_baselines_benchmarks_or_widgets():
     bad = {m: sorted(t for t in _reach(g, m) if _within(t, ABOVE_CORE)) for m in g if _within(m, CORE)}
     bad = {m: t for m, t in bad.items() if t}
     assert not bad, f"core modules reaching above the core: {bad}"
+
+
+def test_the_kit_never_imports_the_benchmarks():
+    """The benchmarks left the package: nothing in it may need them (they are not installed)."""
+    g = import_graph()
+    bad = {m: sorted(t for t in targets if _within(t, ("benchmarks",))) for m, targets in g.items()
+           if _within(m, ("hmlkit",))}
+    assert not {m: t for m, t in bad.items() if t}, bad
 
 
 def test_primitives_and_executors_know_nothing_of_the_estimators():

@@ -9,7 +9,7 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-MODULES = sorted((ROOT / "hmlkit").rglob("*.py"))
+MODULES = sorted((ROOT / "hmlkit").rglob("*.py")) + sorted((ROOT / "benchmarks").rglob("*.py"))
 NOTEBOOKS = sorted((ROOT / "studies").glob("*.ipynb"))
 
 

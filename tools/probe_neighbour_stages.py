@@ -4,7 +4,7 @@ figures behind the scale notes on the leaf kNN, the forest graph and AM top-10.
     python tools/probe_neighbour_stages.py --n 100000 [--trees 100] [--leaves FILE.npy] [--repeat 3]
 
 Grows ``HMLForest(n_estimators=trees, min_samples_leaf=3, random_state=0)`` on the nuswide
-profile with 512-d features (as ``hmlkit.bench_scale`` does from 300,000 samples), or reads
+profile with 512-d features (as ``benchmarks.scale`` does from 300,000 samples), or reads
 its training leaves from ``--leaves`` (written there after a fit when the file is missing:
 a 100-tree fit at a million samples takes 12 minutes on 2 cores). Then times, each
 ``--repeat`` times in this process (min and max printed):

@@ -24,7 +24,9 @@ from .._validation import (
 from ..affinity import _kernels as KA
 from ..affinity import leaf_knn
 from ..affinity.leaf import _compact, _leaf_ids
+from ..cluster import cluster_forest, forest_from
 from ..forest.estimator import SPLIT_SAMPLE
+from ..primitives.parallel import chunk_bounds
 from ..tokens import resolve_feature_map
 from . import _kernels as KC
 
@@ -146,8 +148,6 @@ def affinity_measure_top(idx, w, Y, n_neighbors, n_top=10):
     O(q n_top) memory whatever the vocabulary (the dense scores need q x m floats: 8 GB
     for a million samples and 1000 tags). Same scores as the dense ones; equal scores
     are ranked by lower tag index."""
-    from ..primitives.parallel import chunk_bounds
-
     # the lists as they come (leaf_knn's int32 / float32): at a million samples converted
     # copies would be 320 MB more to write, all of it fresh pages
     w = np.ascontiguousarray(w)
@@ -348,8 +348,6 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
         return m
 
     def fit(self, X, Y, layers=None):
-        from ..cluster import cluster_forest, forest_from
-
         method = self._check_method()
         X = check_X_features(self, X, reset=True)
         check_estimator_params(self)

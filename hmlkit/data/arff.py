@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from .._validation import check_int
 from .container import TaggedData
 
 _MEKA_C = re.compile(r"-C\s+(-?\d+)")
@@ -138,8 +139,6 @@ def load_arff(path, n_features=None, n_labels=None, label_location="end", name=N
         raise FileNotFoundError(f"ARFF file not found: {path}")
     if label_location not in ("end", "start"):
         raise ValueError(f"label_location must be 'end' or 'start', got {label_location!r}")
-    from .._validation import check_int
-
     # 500.7 or '500' used to be truncated / parsed silently
     n_features = None if n_features is None else check_int(n_features, "n_features")
     n_labels = None if n_labels is None else check_int(n_labels, "n_labels")

@@ -28,7 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .._paths import corel5k_path
+from . import arff
 from .container import TaggedData
+from .fetch import data_cache_dir
 
 COREL5K_FILE = "Corel5k-train-sparse.arff"
 COREL5K_N_FEATURES = 499
@@ -38,9 +41,6 @@ COREL5K_CD_SIZE = 90  # images per Corel CD, consecutive in the training split
 
 def corel5k_candidates() -> list:
     """The places :func:`load_corel5k` looks at without ``path``, in order."""
-    from .._paths import corel5k_path
-    from .fetch import data_cache_dir
-
     return [corel5k_path(), data_cache_dir() / "corel5k" / COREL5K_FILE]
 
 
@@ -111,22 +111,21 @@ def load_corel5k(path=None, n_layers=2, random_state=0) -> TaggedData:
     ValueError
         A malformed file (from :func:`hmlkit.data.load_arff`) or a bad ``n_layers``.
     """
-    from .arff import (
-        load_arff,  # at call time, so a replaced hmlkit.data.arff.load_arff is used
-    )
-
     if n_layers is not None and (
         not isinstance(n_layers, numbers.Integral) or isinstance(n_layers, bool) or n_layers < 1
     ):
         raise ValueError(f"n_layers must be a positive integer or None, got {n_layers!r}")
     file = find_corel5k(path)
-    data = load_arff(file, n_features=COREL5K_N_FEATURES, name="corel5k")
+    # looked up at call time, so a replaced hmlkit.data.arff.load_arff is used
+    data = arff.load_arff(file, n_features=COREL5K_N_FEATURES, name="corel5k")
     groups, groups_note = _cd_groups(data.n_samples)
 
     if n_layers is None or n_layers == 1:
         layers = [np.arange(data.n_tags, dtype=np.int64)]
         layers_note = {"method": "flat", "n_layers": 1}
     else:
+        # here, not at the top: the tag layers load numba and scikit-learn, which reading the
+        # data does not need (import hmlkit.data stays light)
         from ..tags import estimate_layers
 
         layers = estimate_layers(data.Y, int(n_layers), random_state=random_state)

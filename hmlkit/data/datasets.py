@@ -27,9 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .._paths import corel16k_path
 from .arff import _check_arff_file, load_arff
 from .container import TaggedData
 from .corel5k import load_corel5k
+from .npz import load_npz
+from .nuswide import load_nuswide
 from .synthetic import make_synthetic
 
 SYNTHETIC_PROFILES = ("trecvid", "nuswide")
@@ -107,8 +110,6 @@ def load_dataset(spec, n_samples: int | None = None, random_state=0, **kw) -> Ta
     elif isinstance(spec, str) and spec == "corel5k" and not Path(spec).exists():
         data = _load_corel5k_spec(None, kw, random_state)
     elif isinstance(spec, str) and spec in REAL_ALIASES and not Path(spec).exists():
-        from .._paths import corel16k_path
-
         path = corel16k_path()
         if not path.is_file():
             raise FileNotFoundError(
@@ -124,8 +125,6 @@ def load_dataset(spec, n_samples: int | None = None, random_state=0, **kw) -> Ta
         if path.is_dir():
             if not is_nuswide_root(path):
                 raise ValueError(f"{path} is a folder but not in the NUS-WIDE layout; accepted: {ACCEPTED}")
-            from .nuswide import load_nuswide
-
             kw.setdefault("random_state", random_state)
             data = load_nuswide(path, **kw)
         elif suffix == ".arff" and _is_corel5k_file(path, kw):
@@ -133,8 +132,6 @@ def load_dataset(spec, n_samples: int | None = None, random_state=0, **kw) -> Ta
         elif suffix == ".arff":
             data = _load_arff_spec(path, kw)
         elif suffix == ".npz":
-            from .npz import load_npz
-
             name = kw.pop("name", None)
             if kw:
                 raise ValueError(f"unexpected options for a .npz file: {', '.join(sorted(kw))}")

@@ -29,6 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .container import TaggedData
+from .npz import load_npz
 
 # The 15 MED 2011 events (E001-E005 from the 2010 pilot kit, E006-E015 new in 2011).
 MED11_EVENTS = {
@@ -177,7 +178,7 @@ def build_trecvid_med11(features, tag_table, hierarchy, hik: bool = True, sample
         "hik": bool(hik),
     }
     if hik:
-        from ..features import hik_feature_map
+        from ..features import hik_feature_map  # here: the feature map loads numba, reading does not
 
         s = X.sum(axis=1, keepdims=True)
         X = hik_feature_map(np.divide(X, s, out=np.zeros_like(X), where=s > 0), sample_steps=sample_steps)
@@ -197,15 +198,13 @@ def load_trecvid_med11(path, hik: bool = False, sample_steps: int = 4, check: bo
     papers' (2,379 videos, 15 events, 114 tags in 2 layers) and fails when
     ground-truth events are absent (the clustering tables need them).
     """
-    from .npz import load_npz
-
     data = load_npz(path, name=name)
     if data.groups is None:
         raise ValueError(f"{path}: no 'groups' (the event of each video); TRECVID MED 2011 files must carry them")
     if hik:
         if data.meta.get("hik"):
             raise ValueError(f"{path}: features already went through the HIK map (meta['hik'] is true)")
-        from ..features import hik_feature_map
+        from ..features import hik_feature_map  # here: the feature map loads numba, reading does not
 
         X = data.X.astype(np.float64)
         s = X.sum(axis=1, keepdims=True)

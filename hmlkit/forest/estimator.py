@@ -18,8 +18,10 @@ from .._validation import (
     check_X_features,
     check_Y,
 )
+from ..affinity import leaf_affinity
 from ..executors import executor_for
 from ..primitives.rng import tree_seeds
+from ..tags import soft_tag_confidences
 from ._grow import grow_forest
 from ._route import apply_forest
 from ._tagdata import build_tag_arrays
@@ -165,8 +167,6 @@ class HMLForest(SparseXTags, BaseEstimator):
         max_features = self._check_params(d)
         soft = None
         if self.correlations and len(layers) > 1:
-            from ..tags import soft_tag_confidences
-
             soft = soft_tag_confidences(Y, layers)
         tags = build_tag_arrays(Y, layers, soft, ignore_untagged=self.untagged == "unknown")
         seed = check_random_state_seed(self.random_state)
@@ -242,8 +242,6 @@ class HMLForest(SparseXTags, BaseEstimator):
         ``X=None``: the (n, n) sparse affinity of the training samples (unit
         diagonal). Otherwise the (len(X), n) affinity of new samples to the
         training samples."""
-        from ..affinity import leaf_affinity
-
         self._check_fitted()
         return leaf_affinity(self.train_leaves_, None if X is None else self.apply(X))
 

@@ -21,9 +21,9 @@ import json
 import os
 import shutil
 import signal
+import tempfile
 import threading
 import time
-import tempfile
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,10 +31,12 @@ from pathlib import Path
 
 from .._paths import REPO_ROOT
 from .._validation import InvalidParameterError, check_int
+from ..baselines import registry
 from . import keys
 from .profiles import STUDIES, check_profile, check_study
 from .progress import ENV_FILE as PROGRESS_ENV
 from .progress import read_status
+from .report import render_report, write_report
 from .saving import STAGE_ENV, check_folder, make_stage, remove_stale_temps
 
 NOTEBOOK_DIR = REPO_ROOT / "studies"
@@ -260,8 +262,6 @@ LONGEST_FIRST = ("real_corel", "table2_nuswide_clustering", "table6_8_completion
 def unavailable_methods():
     """[(method, why)] of the registry's methods that cannot run here (a missing optional
     dependency: PyTorch for DCCA / DCCAE), said before a run starts."""
-    from ..baselines import registry
-
     out = []
     for name, spec in registry().items():
         ok, why = spec.available()
@@ -280,8 +280,6 @@ def execute_notebook(input_path, output_path, cell_timeout=None, retries=TIMEOUT
     times, then nbclient's ``CellTimeoutError`` (a ``TimeoutError``) is raised. Study
     results are written atomically, so a cut-short attempt leaves nothing half-written.
     Other papermill keywords pass through (``progress_bar`` defaults to False)."""
-    import tempfile
-
     import papermill as pm
 
     kwargs.setdefault("progress_bar", False)
@@ -463,8 +461,6 @@ def commit(stage, results_dir, figures_dir, executed_dir, stop, saved, report=Tr
         moves = [(p, folder / p.name) for folder, d in stage.folders.items() for p in sorted(d.iterdir())]
         claims = None
         if report:  # written first, beside the staged results; then renamed with them
-            from .report import render_report
-
             staged_figures = stage.folders.get(Path(os.path.realpath(figures_dir)))
             text, claims = render_report(results_dir, figures_dir, staged=(stage.of(results_dir), staged_figures),
                                          log=log)
@@ -607,8 +603,6 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
                            report, log, progress_every, results, saved, t0)
     if report and (claims is not None or not (rd / "REPORT.md").exists()):
         if claims is None:  # no study committed: the report of the results there are
-            from .report import write_report
-
             _, claims = write_report(rd, fd, log=log)
         n_hold = sum(c.verdict == "holds" for c in claims)
         log(f"report: {rd / 'REPORT.md'} ({n_hold}/{len(claims)} claims hold)")

@@ -2,8 +2,8 @@
 growing sample counts and vocabulary sizes, with its time, the process's peak memory and
 each stage's growth exponent.
 
-``python -m hmlkit.bench_scale --n 10000,30000,100000`` (and the ``scale`` part of
-``python -m hmlkit.bench``). Each size runs in a fresh interpreter so that its peak memory
+``python -m benchmarks.scale --n 10000,30000,100000`` (and the ``scale`` part of
+``python -m benchmarks.speed``). Each size runs in a fresh interpreter so that its peak memory
 is its own; every stage runs once on 2,000 samples before the timed run, so that no
 stage's time includes compiling or loading its numba kernels. A stage that takes less
 than ``REPEAT_BELOW`` seconds is timed up to ``REPEATS`` times and its best time kept, as
@@ -46,11 +46,28 @@ are 512-d at every vocabulary size.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import sys
+import tempfile
 import time
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from hmlkit._validation import check_int
+from hmlkit.affinity import cosine_knn_graph, knn_graph_from_neighbors, leaf_knn, normalized_graph
+from hmlkit.cluster import spectral_from_graph
+from hmlkit.complete import affinity_measure_top
+from hmlkit.data import make_synthetic
+from hmlkit.data.synthetic import PROFILES, least_tags
+from hmlkit.forest import HMLForest
+from hmlkit.studies.saving import save_figure_atomic, write_dataset_atomic
+
+from .common import peak_gb, run_child, warm
 
 STAGES = ("generate", "fit", "apply", "leaf_knn", "forest_graph", "tag_graph", "spectral", "am_top")
 # "end to end": fit, affinity, clustering (not the data, nor apply / AM)
@@ -83,9 +100,8 @@ def best_time(fn, always=False):
 
 
 def _worker_peak_gb(dask_worker=None):
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
+    """A Dask worker's peak memory (``client.run`` hands it the worker)."""
+    return peak_gb()
 
 
 def measure(n, trees=100, n_tags=None, n_features=None, n_clusters=N_CLUSTERS, n_neighbors=N_NEIGHBORS, seed=0,
@@ -95,16 +111,7 @@ def measure(n, trees=100, n_tags=None, n_features=None, n_clusters=N_CLUSTERS, n
     many times it was timed, ...}. A stage is timed again while quicker than
     ``REPEAT_BELOW``, and the stages in ``repeat`` ``REPEATS`` times whatever their time.
     ``dask_workers``: the forest's stages on a LocalCluster of that many processes."""
-    import contextlib
-
-    from .affinity import cosine_knn_graph, knn_graph_from_neighbors, leaf_knn, normalized_graph
-    from .bench import _peak_gb, _warm
-    from .cluster import spectral_from_graph
-    from .complete import affinity_measure_top
-    from .data import make_synthetic
-    from .forest import HMLForest
-
-    _warm()
+    warm()
     if n_features is None and n >= LOW_DIM_FROM:
         n_features = LOW_DIM
     out = {"n": int(n), "trees": int(trees), "n_clusters": int(n_clusters), "skipped": {},
@@ -117,13 +124,13 @@ def measure(n, trees=100, n_tags=None, n_features=None, n_clusters=N_CLUSTERS, n
 
         client = Client(LocalCluster(n_workers=int(dask_workers), threads_per_worker=1, processes=True,
                                      dashboard_address=None))
-        client.run(_warm)
+        client.run(warm)
 
         def forest_work():
             return parallel_config(backend="dask")
 
     def peak():
-        return _peak_gb() + (sum(client.run(_worker_peak_gb).values()) if client is not None else 0.0)
+        return peak_gb() + (sum(client.run(_worker_peak_gb).values()) if client is not None else 0.0)
 
     def stage(name, fn, on_cluster=False):
         def run_stage():
@@ -180,8 +187,6 @@ def least_n():
     """The fewest samples a size of the sweep can have: the nuswide profile's generator
     wants one per group, spectral clustering more samples than clusters, and each sample
     kappa neighbours."""
-    from .data.synthetic import PROFILES
-
     return max(PROFILES["nuswide"]["n_groups"], N_CLUSTERS, N_NEIGHBORS) + 1
 
 
@@ -189,9 +194,6 @@ def check_options(ns, trees=100, tags=None, tags_n=30_000, dask_workers=0, n_fea
     """Refuse, before any size is measured, what would fail in a child or after the sweep
     (a sweep at a million samples takes a quarter of an hour); ``flags``: name the options
     as the command line spells them. Raises ValueError."""
-    from ._validation import check_int
-    from .data.synthetic import least_tags
-
     def label(name, flag):
         return flag if flags else name
 
@@ -215,9 +217,6 @@ def check_output(path, option, suffixes=None):
     """Refuse an output path the sweep could not write at its end, before the sweep: a
     directory, a file below a file, a folder where no file can be created (tried, since
     permission bits say nothing for root), or, with ``suffixes``, an unknown format."""
-    import tempfile
-    from pathlib import Path
-
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"{option} {path} is a directory; give a file name")
@@ -237,7 +236,7 @@ def check_output(path, option, suffixes=None):
 
 
 def _run_one(n, trees, n_tags=None, n_features=None, dask_workers=0, repeat=()):
-    cmd = [sys.executable, "-m", "hmlkit.bench_scale", "--_one", str(n), "--trees", str(trees)]
+    cmd = [sys.executable, "-m", "benchmarks.scale", "--_one", str(n), "--trees", str(trees)]
     if repeat:
         cmd += ["--_repeat", ",".join(repeat)]
     if n_tags:
@@ -246,8 +245,6 @@ def _run_one(n, trees, n_tags=None, n_features=None, dask_workers=0, repeat=()):
         cmd += ["--_features", str(n_features)]
     if dask_workers:
         cmd += ["--dask", str(dask_workers)]
-    from .bench import run_child
-
     return run_child(cmd, f"the measurement at n={n:,}")
 
 
@@ -311,9 +308,6 @@ def to_dataset(results):
     consecutive n), ``first_time(n, stage)`` and ``first_exponent(step, stage)`` (each
     stage's first call alone) and, for a tag sweep, ``tag_time(n_tags, stage)``; skipped
     stages NaN with the reason in ``attrs``."""
-    import numpy as np
-    import xarray as xr
-
     def grid(rows, key_fmt):
         return np.array([[r.get(key_fmt.format(s), np.nan) for s in STAGES] for r in rows], dtype=float)
 
@@ -435,7 +429,7 @@ def format_table(ds, prefix=""):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m hmlkit.bench_scale", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m benchmarks.scale", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", default="10000,30000,100000", help="comma-separated sample counts")
     p.add_argument("--trees", type=int, default=100)
@@ -472,15 +466,11 @@ def main(argv=None):
     ds = to_dataset(run(ns, args.trees, tags or None, args.tags_n, dask_workers=args.dask, n_features=args.features))
     # a 1M sweep takes a quarter of an hour: its results are written before anything else can fail
     if args.out:
-        from .studies.saving import write_dataset_atomic
-
         print(f"results: {write_dataset_atomic(ds, args.out)}")
     for line in format_table(ds):
         print(line)
     if args.figure:
         import matplotlib.pyplot as plt
-
-        from .studies.saving import save_figure_atomic
 
         fig = plot(ds)
         print(f"figure: {save_figure_atomic(fig, args.figure)}")

@@ -13,17 +13,30 @@ scikit-learn's ``RandomForestRegressor`` is the reference: every ratio is
 (``RandomForestLearner``) are optional peers (``pip install hmlkit[bench]``):
 where one is not importable its row says why and holds no figure.
 
+The regression guard: ``peers_record.json`` (beside this module, committed) holds, per
+data set, the last recorded hmlkit / scikit-learn ratio and the spread of that ratio over
+the record's interleaved runs; a run at the same size flags a data set whose ratio exceeds
+the recorded one by more than the run-to-run noise (see :func:`compare`).
+``python -m benchmarks.speed --parts peers --record`` updates it.
+
 Data sets (``DATASETS``): the trecvid profile (100 trees), the nuswide profile at
 5,000 and at 17,523 samples (30 trees), Corel5k (100 trees; skipped with the
 reason when the file is not found, see :func:`hmlkit.data.load_corel5k`).
 """
 from __future__ import annotations
 
+import datetime
+import json
 import math
 import statistics
 import time
+from pathlib import Path
 
 import numpy as np
+
+from hmlkit import HMLForest
+from hmlkit.data import load_dataset
+from hmlkit.studies.saving import git_commit, write_text_atomic
 
 # name: (load_dataset spec, its options, trees)
 DATASETS = {
@@ -36,8 +49,6 @@ ENGINES = ("hmlkit", "sklearn", "lightgbm", "ydf")
 OPTIONAL = {"lightgbm": "lightgbm", "ydf": "ydf"}
 N_JOBS = 2
 MIN_LEAF = 3
-# measured before the speed work on the fit (2 cores, one run): hmlkit / sklearn fit time
-RATIO_BEFORE = {"trecvid": 0.99 / 1.06, "nuswide_5000": 2.89 / 2.01, "nuswide": 15.1 / 10.0, "corel5k": 1.12 / 1.09}
 # flat HMLForest at most this many times scikit-learn's time on the nuswide profile
 TARGET_RATIO = {"nuswide_5000": 1.0, "nuswide": 1.0}
 
@@ -45,8 +56,6 @@ TARGET_RATIO = {"nuswide_5000": 1.0, "nuswide": 1.0}
 def load(name, max_samples=None):
     """(X float32, Y csr, y) of a data set of ``DATASETS``; the first
     ``max_samples`` rows when given (the synthetic profiles are generated at that size)."""
-    from hmlkit.data import load_dataset
-
     spec, opts, _ = DATASETS[name]
     opts = dict(opts)
     if max_samples is not None and spec != "corel5k":
@@ -75,8 +84,6 @@ def _fit(engine, X, Y, y, trees):
     d = X.shape[1]
     mf = max(1, int(math.sqrt(d)))
     if engine == "hmlkit":
-        from hmlkit import HMLForest
-
         t = time.perf_counter()
         f = HMLForest(n_estimators=trees, min_samples_leaf=MIN_LEAF, max_features="sqrt", hierarchy=False,
                       random_state=0, n_jobs=N_JOBS, verbose=False).fit(X, Y)
@@ -107,9 +114,9 @@ def _fit(engine, X, Y, y, trees):
         data = {f"f{j}": X[:, j] for j in range(d)}
         data["y"] = y
         t = time.perf_counter()
-        m = ydf.RandomForestLearner(label="y", task=ydf.Task.REGRESSION, num_trees=trees, min_examples=MIN_LEAF,
-                                    num_candidate_attributes=mf, bootstrap_training_dataset=False, max_depth=-1,
-                                    num_threads=N_JOBS).train(data)
+        ydf.RandomForestLearner(label="y", task=ydf.Task.REGRESSION, num_trees=trees, min_examples=MIN_LEAF,
+                                num_candidate_attributes=mf, bootstrap_training_dataset=False, max_depth=-1,
+                                num_threads=N_JOBS).train(data)
         secs = time.perf_counter() - t
         return secs, float("nan")  # YDF does not expose leaf counts cheaply
     raise ValueError(f"unknown engine {engine!r}; choose from {ENGINES}")
@@ -119,7 +126,8 @@ def run_dataset(name, trees=None, max_samples=None, repeats=1):
     """Time every engine on one data set, interleaved ``repeats`` times (hmlkit,
     scikit-learn, then the optional ones); returns {figure: value} with each
     engine's median time, its median ratio to scikit-learn (per repeat, then the
-    median), its leaves per tree and a status ("ok", or why it was skipped)."""
+    median), its leaves per tree and a status ("ok", or why it was skipped); for hmlkit
+    also the ratio of every repeat (``hmlkit_ratios``) and their spread."""
     if name not in DATASETS:
         raise ValueError(f"unknown peer data set {name!r}; choose from {sorted(DATASETS)}")
     trees = DATASETS[name][2] if trees is None else int(trees)
@@ -154,7 +162,15 @@ def run_dataset(name, trees=None, max_samples=None, repeats=1):
         out[f"{e}_ratio"] = (statistics.median(a / b for a, b in zip(times[e], times["sklearn"])) if ok
                              else float("nan"))
         out[f"{e}_leaves"] = leaves[e] if ok else float("nan")
+    out["hmlkit_ratios"] = [a / b for a, b in zip(times["hmlkit"], times["sklearn"])]
+    out["hmlkit_ratio_spread"] = spread(out["hmlkit_ratios"])
     return out
+
+
+def spread(ratios):
+    """The run-to-run noise of a ratio: the range (largest minus smallest) of its values
+    over the interleaved runs; 0 for a single run, which measures none."""
+    return float(max(ratios) - min(ratios)) if len(ratios) else float("nan")
 
 
 def judge(name, res):
@@ -175,8 +191,9 @@ def judge(name, res):
 def to_dataset(peers):
     """The peer figures ({data set: run_dataset result}) as an xarray Dataset over
     ``dataset`` x ``engine``: ``peer_fit_s``, ``peer_ratio`` (to scikit-learn),
-    ``peer_leaves``, ``peer_status``; per data set ``peer_ratio_before`` (the figure
-    before the speed work on the fit), ``peer_target`` (NaN: none) and ``peer_verdict``."""
+    ``peer_leaves``, ``peer_status``; per data set ``peer_ratio_spread`` (hmlkit's ratio over
+    the interleaved runs, largest minus smallest), ``peer_target`` (NaN: none) and
+    ``peer_verdict``."""
     import xarray as xr
 
     names = list(peers)
@@ -197,7 +214,8 @@ def to_dataset(peers):
     return xr.Dataset(
         {"peer_fit_s": (("dataset", "engine"), fit), "peer_ratio": (("dataset", "engine"), ratio),
          "peer_leaves": (("dataset", "engine"), leaves), "peer_status": (("dataset", "engine"), status.astype(str)),
-         "peer_ratio_before": ("dataset", np.array([RATIO_BEFORE.get(n, np.nan) for n in names])),
+         "peer_ratio_spread": ("dataset", np.array([peers[n].get("hmlkit_ratio_spread", np.nan) for n in names],
+                                                   dtype=float)),
          "peer_target": ("dataset", np.array([TARGET_RATIO.get(n, np.nan) for n in names])),
          "peer_verdict": ("dataset", np.array(verdict, dtype=str)),
          "peer_trees": ("dataset", np.array([int(peers[n].get("trees", 0)) for n in names])),
@@ -236,12 +254,87 @@ def format_table(peers):
         for e in ENGINES:
             lines.append(f"{n:14s} {e:9s} {r[f'{e}_fit_s']:9.2f} {r[f'{e}_ratio']:9.3f} {r[f'{e}_leaves']:8.0f}  "
                          f"{r[f'{e}_status']}")
-        before = RATIO_BEFORE.get(n)
         target = TARGET_RATIO.get(n)
-        note = f"hmlkit/sklearn {r['hmlkit_ratio']:.3f} (before the speed work: {before:.2f})" if before else ""
+        note = f"hmlkit/sklearn {r['hmlkit_ratio']:.3f}"
+        if len(r.get("hmlkit_ratios", ())) > 1:
+            note += f" (spread {r['hmlkit_ratio_spread']:.3f} over {len(r['hmlkit_ratios'])} runs)"
         if target:
             v = judge(n, r)
             note += f"; target <= {target:g}: " + ("no verdict (reduced data)" if v == "reduced data" else v.upper()
                                                    if v == "missed" else v)
         lines.append(f"{'':14s} {note}")
     return lines
+
+
+# ------------------------------------------------------------------ the regression guard
+RECORD = Path(__file__).with_name("peers_record.json")
+
+
+def load_record(path=None):
+    """{data set: recorded entry} of the record file (default ``RECORD``); {} when there is
+    none yet."""
+    path = Path(RECORD if path is None else path)
+    if not path.exists():
+        return {}
+    try:
+        record = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"peers record {path} is not valid JSON ({exc})") from None
+    if not isinstance(record, dict) or not all(isinstance(v, dict) and "ratio" in v and "spread" in v
+                                               for v in record.values()):
+        raise ValueError(f"peers record {path}: expected {{data set: {{'ratio': ..., 'spread': ..., ...}}}}")
+    return record
+
+
+def compare(name, res, recorded):
+    """(verdict, text) of one data set's run against its recorded entry. The rule: the run is
+    SLOWER when its hmlkit / scikit-learn ratio exceeds the recorded ratio by more than the
+    run-to-run noise, taken as the larger of the two spreads (this run's and the record's;
+    each the range of the ratio over its interleaved runs), so a run of one repeat, which
+    measures no noise, is judged by the record's. Verdicts: "slower", "faster" (by more than
+    the noise: a new record is due), "within noise", "no record", "not comparable" (another
+    size or number of trees than the record's) and "not run"."""
+    ratio = res.get("hmlkit_ratio", float("nan"))
+    if res.get("status", "ok") != "ok" or not np.isfinite(ratio):
+        return "not run", f"{name}: no ratio in this run"
+    if recorded is None:
+        return "no record", f"{name}: no recorded ratio (--record stores one)"
+    if (res.get("n_samples"), res.get("trees")) != (recorded.get("n_samples"), recorded.get("trees")):
+        return "not comparable", (f"{name}: run on {res.get('n_samples')} samples and {res.get('trees')} trees, "
+                                  f"the record on {recorded.get('n_samples')} and {recorded.get('trees')}")
+    noise = max(res.get("hmlkit_ratio_spread", 0.0) or 0.0, recorded["spread"])
+    diff = ratio - recorded["ratio"]
+    where = f"recorded {recorded['ratio']:.3f} on {recorded.get('date', '?')} at {recorded.get('commit', '?')}"
+    if diff > noise:
+        return "slower", (f"SLOWER than recorded: {name} hmlkit/sklearn {ratio:.3f}, {where}; "
+                          f"+{diff:.3f} exceeds the run-to-run noise {noise:.3f}")
+    if -diff > noise:
+        return "faster", f"{name}: {ratio:.3f}, faster than {where} by more than the noise {noise:.3f}"
+    return "within noise", f"{name}: {ratio:.3f}, within the noise {noise:.3f} of {where}"
+
+
+def guard(peers, record):
+    """{data set: (verdict, text)} of every data set of a run (``compare``)."""
+    return {n: compare(n, r, record.get(n)) for n, r in peers.items()}
+
+
+def record_ratios(peers, path=None, date=None, commit=None):
+    """Store each data set's ratio and spread of a run in the record file (atomically; the
+    other data sets' entries kept); returns the names stored. Only a run of at least two
+    interleaved repeats measures the noise the guard needs; a data set not run is not stored."""
+    record = load_record(path)
+    date = date or datetime.date.today().isoformat()
+    commit = commit or git_commit()
+    stored = []
+    for n, r in peers.items():
+        if r.get("status", "ok") != "ok" or not np.isfinite(r.get("hmlkit_ratio", float("nan"))):
+            continue
+        if len(r.get("hmlkit_ratios", ())) < 2:
+            raise ValueError(f"peers record: {n} was run once; recording needs at least 2 interleaved repeats "
+                             "(--peer-repeats) to measure the run-to-run noise")
+        record[n] = {"ratio": float(r["hmlkit_ratio"]), "spread": float(r["hmlkit_ratio_spread"]),
+                     "repeats": len(r["hmlkit_ratios"]), "n_samples": int(r["n_samples"]), "trees": int(r["trees"]),
+                     "date": date, "commit": commit}
+        stored.append(n)
+    write_text_atomic(json.dumps(dict(sorted(record.items())), indent=1) + "\n", RECORD if path is None else path)
+    return stored

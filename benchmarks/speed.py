@@ -1,4 +1,4 @@
-"""Speed benchmark of the core kit: ``python -m hmlkit.bench`` (``make bench``).
+"""Speed benchmark of the core kit: ``python -m benchmarks.speed`` (``make bench``).
 
 Prints, for this machine:
 
@@ -11,9 +11,10 @@ Prints, for this machine:
 5. ``peers``: flat HMLForest against single-output random forests grown as deep
    (scikit-learn's RandomForestRegressor, the reference, and LightGBM / YDF where
    installed) on the trecvid and nuswide profiles and Corel5k, every ratio from
-   one run (``hmlkit.bench_peers``);
+   one run (``benchmarks.peers``), each shape's ratio checked against the one last
+   recorded (``benchmarks/peers_record.json``);
 6. ``scale``: every stage of the pipeline at growing n (and, optionally, numbers of
-   tags), with peak memory and growth exponents (``hmlkit.bench_scale``).
+   tags), with peak memory and growth exponents (``benchmarks.scale``).
 
 Every part runs in a fresh subprocess so its peak memory is its own; numba
 compilation is done (and timed) before the measured fit. Targets are
@@ -24,10 +25,23 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
 import time
+
+import numpy as np
+import xarray as xr
+
+from hmlkit import HMLForest
+from hmlkit._validation import check_int
+from hmlkit.affinity import knn_graph_from_neighbors, leaf_knn
+from hmlkit.cluster import spectral_from_graph
+from hmlkit.data import make_synthetic
+from hmlkit.data.synthetic import PROFILES
+from hmlkit.metrics import clustering_scores
+from hmlkit.tags import estimate_layers
+
+from . import peers, scale
+from .common import REPO_ROOT, peak_gb, run_child, warm
 
 TARGETS = {
     "trecvid_fit_s": ("<=", 30.0),
@@ -38,56 +52,20 @@ TARGETS = {
 }
 
 
-def _peak_gb():
-    """The process's peak resident memory in GiB (the "_gb" names and the targets too)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # KiB on Linux
-
-
-def _warm():
-    """Compile the kernels on a tiny problem (numba caches them on disk)."""
-    import numpy as np
-
-    from hmlkit import HMLForest
-
-    rng = np.random.default_rng(0)
-    X = rng.random((60, 5)).astype(np.float32)
-    Y = (rng.random((60, 4)) < 0.3).astype(np.uint8)
-    t = time.perf_counter()
-    HMLForest(n_estimators=2, random_state=0).fit(X, Y, [np.arange(2), np.arange(2, 4)])
-    HMLForest(n_estimators=2, random_state=0, hierarchy=False).fit(X, Y)
-    # the uint32 split keys that most features with more than 65,536 values take: compiled here,
-    # not inside the first timed fit of that size (narrow=2 makes these features wide)
-    import scipy.sparse as sp
-
-    from hmlkit.forest import _grow as _builder
-    from hmlkit.forest._tagdata import build_tag_arrays
-
-    keys = _builder.feature_keys(X, narrow=2)
-    _builder.grow_one(X, keys, build_tag_arrays(sp.csr_matrix(Y), [np.arange(4)]).kernel_args(), None,
-                      np.array([1], np.uint64), 3, 2, 32768)
-    return time.perf_counter() - t
-
-
 def part_trecvid(trees):
-    from hmlkit import HMLForest
-    from hmlkit.data import make_synthetic
-
-    compile_s = _warm()
+    compile_s = warm()
     D = make_synthetic("trecvid", random_state=0)
     t = time.perf_counter()
     f = HMLForest(n_estimators=trees, min_samples_leaf=3, random_state=0, verbose=False).fit(D.X, D.Y, D.layers)
     fit = time.perf_counter() - t
     return {"trecvid_fit_s": fit, "trecvid_compile_s": compile_s, "trees": trees,
-            "mean_nodes_per_tree": float(f.n_nodes_.mean()), "peak_gb": _peak_gb()}
+            "mean_nodes_per_tree": float(f.n_nodes_.mean()), "peak_gb": peak_gb()}
 
 
 def part_sklearn(trees):
     from sklearn.ensemble import RandomForestClassifier
 
-    from hmlkit import HMLForest
-    from hmlkit.data import make_synthetic
-
-    _warm()
+    warm()
     D = make_synthetic("trecvid", random_state=0)
     t = time.perf_counter()
     HMLForest(n_estimators=trees, min_samples_leaf=3, hierarchy=False, random_state=0, verbose=False).fit(D.X, D.Y)
@@ -101,14 +79,7 @@ def part_sklearn(trees):
 
 
 def part_nuswide(trees, n_samples):
-    from hmlkit import HMLForest
-    from hmlkit.affinity import knn_graph_from_neighbors, leaf_knn
-    from hmlkit.cluster import spectral_from_graph
-    from hmlkit.data import make_synthetic
-    from hmlkit.metrics import clustering_scores
-    from hmlkit.tags import estimate_layers
-
-    _warm()
+    warm()
     D = make_synthetic("nuswide", n_samples=n_samples, random_state=0)
     t = time.perf_counter()
     layers = estimate_layers(D.Y, n_layers=2, random_state=0)
@@ -122,41 +93,29 @@ def part_nuswide(trees, n_samples):
     labels = spectral_from_graph(W, D.n_groups, random_state=0)
     cl = time.perf_counter() - t
     return {"nuswide_fit_s": fit, "nuswide_layers_s": layers_s, "nuswide_cluster_s": cl,
-            "nuswide_peak_gb": _peak_gb(), "nuswide_n": D.n_samples, "nuswide_d": D.n_features,
+            "nuswide_peak_gb": peak_gb(), "nuswide_n": D.n_samples, "nuswide_d": D.n_features,
             "nuswide_nmi": clustering_scores(D.groups, labels)["nmi"], "trees": trees}
 
 
 def part_peers(name, trees, max_samples, repeats):
-    from hmlkit.bench_peers import run_dataset
-
-    return run_dataset(name, trees=trees, max_samples=max_samples, repeats=repeats)
+    return peers.run_dataset(name, trees=trees, max_samples=max_samples, repeats=repeats)
 
 
 PARTS = {"trecvid": part_trecvid, "sklearn": part_sklearn, "nuswide": part_nuswide, "peers": part_peers,
-         "scale": None}  # scale: hmlkit.bench_scale runs each size in its own interpreter
+         "scale": None}  # scale: benchmarks.scale runs each size in its own interpreter
 DEFAULT_PARTS = ("trecvid", "sklearn", "nuswide", "peers", "scale")
 SCALE_NS = (10_000, 30_000, 100_000)
 
 
 def _run_part(name, args, peer_set=None):
     """Run one part (for ``peers``: one data set) in a fresh interpreter; return its JSON result."""
-    cmd = [sys.executable, "-m", "hmlkit.bench", "--_part", name, "--trees", str(args.trees),
+    cmd = [sys.executable, "-m", "benchmarks.speed", "--_part", name, "--trees", str(args.trees),
            "--sklearn-trees", str(args.sklearn_trees), "--nuswide-samples", str(args.nuswide_samples or 0),
            "--peer-trees", str(args.peer_trees or 0), "--peer-samples", str(args.peer_samples or 0),
            "--peer-repeats", str(args.peer_repeats)]
     if peer_set is not None:
         cmd += ["--peer-sets", peer_set]
     return run_child(cmd, f"bench part {name!r}")
-
-
-def run_child(cmd, what):
-    """Run a benchmark's child interpreter; its result is the JSON of its last printed
-    line. A failure is raised with the child's own message, not only its exit status."""
-    out = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
-    if out.returncode:
-        raise RuntimeError(f"{what} failed (exit status {out.returncode}):\n"
-                           + "\n".join(out.stderr.strip().splitlines()[-15:]))
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 NUSWIDE_FULL = 17523  # the nuswide profile's size: its targets are set for it
@@ -218,8 +177,6 @@ def _check_parts(parts, flags=False):
 def least_samples():
     """The fewest samples of a reduced nuswide profile: one per group (the generator's
     rule) and one more, as the nuswide part clusters them into as many clusters."""
-    from .data.synthetic import PROFILES
-
     return PROFILES["nuswide"]["n_groups"] + 1
 
 
@@ -227,9 +184,6 @@ def _check_options(parts, trees, sklearn_trees, peer_repeats, peer_sets, flags=F
                    peer_trees=None, peer_samples=None):
     """The checks ``run`` and the command line share, all made before any part runs;
     ``flags``: name the options as the command line spells them (``--peer-repeats``)."""
-    from ._validation import check_int
-    from .bench_peers import DATASETS
-
     _check_parts(parts, flags)
     least = least_samples()
     for name, v, low in (("trees", trees, 1), ("sklearn_trees", sklearn_trees, 1), ("peer_repeats", peer_repeats, 1),
@@ -239,10 +193,10 @@ def _check_options(parts, trees, sklearn_trees, peer_repeats, peer_sets, flags=F
         optional = name in ("nuswide_samples", "peer_trees", "peer_samples")  # None: the part's own
         if not (optional and v is None):
             check_int(v, label, min_val=low)
-    unknown = [s for s in peer_sets or () if s not in DATASETS]
+    unknown = [s for s in peer_sets or () if s not in peers.DATASETS]
     if unknown:
         raise ValueError(f"unknown {'--peer-sets' if flags else 'peer data set(s)'} {unknown}; "
-                         f"choose from {', '.join(DATASETS)}")
+                         f"choose from {', '.join(peers.DATASETS)}")
 
 
 def run(parts=DEFAULT_PARTS, trees=1000, sklearn_trees=1000, nuswide_samples=None, peer_sets=None,
@@ -252,37 +206,30 @@ def run(parts=DEFAULT_PARTS, trees=1000, sklearn_trees=1000, nuswide_samples=Non
     {part: {figure: value}}; what ``make bench`` prints and the
     ``studies/bench_speed.ipynb`` notebook stores. ``peers`` gives
     {data set: {figure: value}}, each data set in a fresh interpreter
-    (``peer_sets``: names of ``bench_peers.DATASETS``, default all;
+    (``peer_sets``: names of ``peers.DATASETS``, default all;
     ``peer_trees`` / ``peer_samples``: fewer trees / samples than the
     comparison's own, for a quick run; ``peer_repeats``: interleaved repeats,
     medians stored; ``scale_ns`` / ``scale_trees`` / ``scale_tags``: the sizes, trees and
-    vocabulary sweep of the ``scale`` part, ``hmlkit.bench_scale.run``; ``scale_dask``: each
+    vocabulary sweep of the ``scale`` part, ``benchmarks.scale.run``; ``scale_dask``: each
     size again on a Dask LocalCluster of that many workers, 0 = not; ``scale_features``: one
     feature dimension at every size, None = 4096 below 300,000 samples and 512 from there)."""
-    from .bench_peers import DATASETS
-
     parts = [parts] if isinstance(parts, str) else list(parts)
     if peer_sets is None:
-        peer_sets = list(DATASETS)
+        peer_sets = list(peers.DATASETS)
     peer_sets = [peer_sets] if isinstance(peer_sets, str) else list(peer_sets)
     _check_options(parts, trees, sklearn_trees, peer_repeats, peer_sets, nuswide_samples=nuswide_samples,
                    peer_trees=peer_trees, peer_samples=peer_samples)
     if "scale" in parts:  # checked before the first part runs, not when the scale part starts
-        from . import bench_scale
-
         scale_ns, scale_tags = _int_list(scale_ns), _int_list(scale_tags) or None
-        bench_scale.check_options(scale_ns, scale_trees, scale_tags, scale_tags_n, scale_dask, scale_features)
+        scale.check_options(scale_ns, scale_trees, scale_tags, scale_tags_n, scale_dask, scale_features)
     args = argparse.Namespace(trees=trees, sklearn_trees=sklearn_trees, nuswide_samples=nuswide_samples,
                               peer_trees=peer_trees, peer_samples=peer_samples, peer_repeats=peer_repeats)
     out = {}
     for name in parts:
         t = time.perf_counter()
         if name == "scale":
-            from . import bench_scale
-
-            out[name] = bench_scale.run(scale_ns, scale_trees, scale_tags, scale_tags_n,
-                                        progress=progress, dask_workers=scale_dask,
-                                        n_features=scale_features)
+            out[name] = scale.run(scale_ns, scale_trees, scale_tags, scale_tags_n, progress=progress,
+                                  dask_workers=scale_dask, n_features=scale_features)
         elif name == "peers":
             out[name] = {}
             for s in peer_sets:
@@ -301,11 +248,6 @@ def to_dataset(results):
     """The targeted figures of ``run``'s results as an xarray Dataset over
     ``figure``: ``value`` (measured), ``at_tau1000`` (fit times scaled to
     tau = 1000), ``target``, ``op`` and ``verdict`` ("met" / "missed")."""
-    import numpy as np
-    import xarray as xr
-
-    from . import bench_peers
-
     rows = []
     for part, res in results.items():
         if part in ("peers", "scale"):
@@ -326,11 +268,9 @@ def to_dataset(results):
         attrs={"cpu_count": os.cpu_count() or 0, "numba_threads": os.environ.get("NUMBA_NUM_THREADS", "all"),
                "extra": json.dumps(results)})
     if results.get("peers"):
-        ds = ds.merge(bench_peers.to_dataset(results["peers"]))
+        ds = ds.merge(peers.to_dataset(results["peers"]))
     if results.get("scale"):
-        from . import bench_scale
-
-        sc = bench_scale.to_dataset(results["scale"])
+        sc = scale.to_dataset(results["scale"])
         sc = sc.rename({v: f"scale_{v}" for v in sc.data_vars})
         attrs = {f"scale_{k}": v for k, v in sc.attrs.items()}
         sc.attrs = {}
@@ -345,8 +285,6 @@ def plot(ds):
     stages against n (log-log)."""
     import matplotlib.pyplot as plt
 
-    from . import bench_peers, bench_scale
-
     n_fig = ds.sizes.get("figure", 0)
     panels = (["targets"] if n_fig else []) + (["peers"] if "dataset" in ds.dims else []) + \
         (["scale"] if "stage" in ds.dims else []) + (["scale_tags"] if "n_tags" in ds.dims else [])
@@ -355,11 +293,11 @@ def plot(ds):
                              gridspec_kw={"height_ratios": [heights[p] for p in panels]})
     for ax, panel in zip(axes[:, 0], panels):
         if panel == "peers":
-            bench_peers.plot(ds, ax)
+            peers.plot(ds, ax)
         elif panel == "scale":
-            bench_scale.plot_axes(ds, ax, prefix="scale_")
+            scale.plot_axes(ds, ax, prefix="scale_")
         elif panel == "scale_tags":
-            bench_scale.plot_tags(ds, ax, prefix="scale_")
+            scale.plot_tags(ds, ax, prefix="scale_")
         else:
             frac = ds["at_tau1000"].values / ds["target"].values
             colors = [{"met": "tab:green", "missed": "tab:red"}.get(v, "tab:grey") for v in ds["verdict"].values]
@@ -373,7 +311,7 @@ def plot(ds):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m hmlkit.bench", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m benchmarks.speed", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--parts", default=",".join(DEFAULT_PARTS), help="comma-separated: " + ",".join(DEFAULT_PARTS))
     p.add_argument("--trees", type=int, default=1000, help="tau for the HMLForest fits (paper: 1000)")
@@ -384,6 +322,9 @@ def main(argv=None):
     p.add_argument("--peer-trees", type=int, default=None, help="peers: trees for every data set (default: its own)")
     p.add_argument("--peer-samples", type=int, default=None, help="peers: at most this many samples (default: all)")
     p.add_argument("--peer-repeats", type=int, default=3, help="peers: interleaved repeats (medians)")
+    p.add_argument("--record", action="store_true", help="peers: store this run's ratios and their spread as the "
+                   "ones later runs are checked against (benchmarks/peers_record.json); a run exits with status 1 "
+                   "when a data set is slower than its recorded ratio by more than the run-to-run noise")
     p.add_argument("--_part", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args._part:
@@ -406,33 +347,63 @@ def main(argv=None):
                        peer_samples=args.peer_samples)
     except ValueError as exc:
         p.error(str(exc))
+    try:
+        record = _check_record(args, parts)
+    except ValueError as exc:
+        p.error(str(exc))
     print(f"hmlkit benchmark on {os.cpu_count()} core(s); numba threads: {os.environ.get('NUMBA_NUM_THREADS', 'all')}")
+    slower = []
     for name in parts:
         if name == "scale":
-            from . import bench_scale
-
             print(f"\n[scale] every stage at n = {', '.join(f'{n:,}' for n in SCALE_NS)} (100 trees, fresh "
                   "process per size; seconds, peak memory of the process, growth exponents)")
-            sc = bench_scale.to_dataset(run(["scale"], progress=None)["scale"])
-            for line in bench_scale.format_table(sc):
+            sc = scale.to_dataset(run(["scale"], progress=None)["scale"])
+            for line in scale.format_table(sc):
                 print("  " + line)
             continue
         if name == "peers":
-            from .bench_peers import format_table
-
             print("\n[peers] flat HMLForest vs single-output forests (2 threads; medians of "
                   f"{args.peer_repeats} interleaved runs)")
             res = run(["peers"], args.trees, args.sklearn_trees, args.nuswide_samples, peer_sets,
                       args.peer_trees or None, args.peer_samples or None, args.peer_repeats, progress=None)["peers"]
-            for line in format_table(res):
+            for line in peers.format_table(res):
                 print("  " + line)
+            print(f"  against the recorded ratios ({_shown(peers.RECORD)}):")
+            for n, (verdict, text) in peers.guard(res, record).items():
+                print("  " + text)
+                slower += [n] if verdict == "slower" else []
+            if args.record:
+                stored = peers.record_ratios(res)
+                print(f"  recorded: {', '.join(stored) or 'nothing (no data set ran)'}")
             continue
         res = run([name], args.trees, args.sklearn_trees, args.nuswide_samples, progress=None)[name]
         print(f"\n[{name}] ({res.pop('part_wall_s'):.1f} s including set-up)")
         for k, v in res.items():
             vs = f"{v:.3f}" if isinstance(v, float) else str(v)
             print(f"  {k:24s} {vs:>12s}  {_verdict(k, v, res) if isinstance(v, (int, float)) else ''}")
+    if slower:
+        print(f"\nSLOWER than recorded: {', '.join(slower)} (see [peers]; exit status 1)")
+        return 1
     return 0
+
+
+def _shown(path):
+    """``path`` relative to the repository root when it is inside it."""
+    return str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else str(path)
+
+
+def _check_record(args, parts):
+    """The record the peers part is compared with, read (and checked) before any part runs;
+    ``--record`` only for the comparison's own sizes, with the repeats that measure the noise."""
+    record = peers.load_record() if "peers" in parts else {}
+    if args.record:
+        if "peers" not in parts:
+            raise ValueError("--record stores the peers part's ratios; add peers to --parts")
+        if args.peer_trees or args.peer_samples:
+            raise ValueError("--record stores the data sets' own sizes: drop --peer-trees and --peer-samples")
+        if args.peer_repeats < 2:
+            raise ValueError("--record needs --peer-repeats of at least 2 to measure the run-to-run noise")
+    return record
 
 
 if __name__ == "__main__":
