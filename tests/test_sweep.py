@@ -85,20 +85,20 @@ def test_cancel_between_points_keeps_the_points_done():
 
 
 def test_cancel_stops_inside_a_forest_fit(monkeypatch):
-    import hmlkit.forest.estimator as est
+    import hmlkit.executors as ex
 
-    real, seen = est.grow_trees, {}
+    real, seen = ex.map_threads, {}
 
-    def spy(grow, n_trees, n_jobs, progress=None):
-        seen["asked"], seen["grown"] = n_trees, 0
+    def spy(task, n_calls, n_jobs, progress=None):  # the forest's tree loop runs through map_threads
+        seen["asked"], seen["grown"] = n_calls, 0
 
         def counted(t):
             seen["grown"] += 1
-            return grow(t)
+            return task(t)
 
-        return real(counted, n_trees, n_jobs, progress)
+        return real(counted, n_calls, n_jobs, progress)
 
-    monkeypatch.setattr(est, "grow_trees", spy)
+    monkeypatch.setattr(ex, "map_threads", spy)
     panel = SweepPanel(data=toy(n=90), values="100000", n_seeds=1)
     assert panel.start()
     t0 = time.time()
@@ -127,9 +127,9 @@ def test_stop_on_stops_a_fit_from_another_thread():
         ev.clear()
         grown.clear()
         with _interrupt.stop_on(ev), pytest.raises(KeyboardInterrupt):
-            _interrupt.grow_trees(grow, 1000, n_jobs)
+            _interrupt.map_threads(grow, 1000, n_jobs)
         assert len(grown) < 20
-    assert _interrupt.grow_trees(grow, 3, 1) == [0, 1, 2]  # outside the block: no stop
+    assert _interrupt.map_threads(grow, 3, 1) == [0, 1, 2]  # outside the block: no stop
 
 
 def test_a_second_sweep_is_refused_while_one_runs():
