@@ -108,7 +108,7 @@ print(keys.result_attrs()["run_deps"])
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert out.returncode == 0, out.stderr
     deps = json.loads(out.stdout.strip().splitlines()[-1])
-    assert list(deps["data"]) == [str(arff)]
+    assert [keys._absolute(f).resolve() for f in deps["data"]] == [arff.resolve()]
     assert "hmlkit/data/arff.py" in deps["modules"] and "hmlkit/studies/keys.py" in deps["modules"]
     assert "hmlkit/baselines/ghfart.py" not in deps["modules"]
 

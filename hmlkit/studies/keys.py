@@ -88,11 +88,9 @@ def run_key(notebook, parameters):
 
 
 def _relative(path):
-    path = Path(path).resolve()
-    try:
-        return str(path.relative_to(REPO_ROOT))
-    except ValueError:
-        return str(path)
+    """``path`` relative to the repository (``../shared/data/...`` for the shared data), so
+    that a stored key names no folder of one machine."""
+    return os.path.relpath(Path(path).resolve(), REPO_ROOT)
 
 
 def _absolute(name):
@@ -115,11 +113,18 @@ def _from_data_layer():
     return False
 
 
+# where no data set lives: the system's pseudo-files (a library reading /proc/self/maps
+# under a loader's call) and the Python installation (modules are the code digest's)
+_NOT_DATA = tuple(os.path.join(os.path.realpath(p), "") for p in
+                  ("/proc", "/sys", "/dev", sys.prefix, sys.base_prefix, sys.exec_prefix))
+
+
 def _audit(event, args):
     if event == "open" and isinstance(args[0], (str, bytes, os.PathLike)) and _from_data_layer():
         mode = args[1] if len(args) > 1 and isinstance(args[1], str) else "r"
-        if not any(c in mode for c in "wax+"):
-            _READS.add(os.fsdecode(args[0]))
+        path = os.path.realpath(os.fsdecode(args[0]))
+        if not any(c in mode for c in "wax+") and not path.startswith(_NOT_DATA):
+            _READS.add(path)
 
 
 def record_reads():
