@@ -36,7 +36,6 @@ from pathlib import Path
 
 import hmlkit
 
-from .claims import evaluate
 from .config import jsonable
 from .keys import result_attrs
 from .sanity import with_flags
@@ -246,6 +245,11 @@ def show_claims(ds, name=None):
     """Evaluate the paper's claims for this study on ``ds``; returns a DataFrame."""
     import pandas as pd
 
+
+    # imported here, not with the module: the claims load every protocol (the forest with
+    # them), and the modules a study has loaded when it saves are the code its result's key
+    # records (hmlkit.studies.keys); the claims are judged again in REPORT.md anyway
+    from .claims import evaluate
 
     rows = evaluate(name or ds.attrs.get("study"), ds)
     return pd.DataFrame([{"claim": r.text, "holds": r.verdict, "detail": r.detail} for r in rows])
