@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -33,11 +34,10 @@ def _free_port():
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    """A JupyterLab server on 127.0.0.1 serving a copy of the explore notebook."""
-    root = tmp_path_factory.mktemp("lab")
-    shutil.copy(REPO / "studies" / "explore.ipynb", root / "explore.ipynb")
+@contextmanager
+def jupyterlab(root):
+    """A JupyterLab server on 127.0.0.1 serving the folder ``root`` (also its kernels'
+    working directory): yields its url; stopped at the end."""
     port = _free_port()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
                JUPYTER_CONFIG_DIR=str(root / ".jupyter"), JUPYTER_RUNTIME_DIR=str(root / ".runtime"))
@@ -61,6 +61,15 @@ def lab(tmp_path_factory):
     finally:
         os.killpg(proc.pid, 15)
         proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """A JupyterLab server on 127.0.0.1 serving a copy of the explore notebook."""
+    root = tmp_path_factory.mktemp("lab")
+    shutil.copy(REPO / "studies" / "explore.ipynb", root / "explore.ipynb")
+    with jupyterlab(root) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -9,15 +9,20 @@ Prints the panel's responsiveness: Cancel to the stop shown in the page, and eac
 import json
 import os
 import shutil
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
-
-from test_explore_browser import CHROMIUM, DRIVER, REPO, _click, _free_port, _run_all, _wait, browser  # noqa: F401
+from test_explore_browser import (  # noqa: F401
+    CHROMIUM,
+    DRIVER,
+    REPO,
+    _click,
+    _run_all,
+    _wait,
+    browser,
+    jupyterlab,
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -45,29 +50,8 @@ def lab(tmp_path_factory):
     notebook in ``folder`` (its kernel's working directory: Save writes there)."""
     root = tmp_path_factory.mktemp("sweeplab")
     shutil.copy(REPO / "studies" / "explore.ipynb", root / "explore.ipynb")
-    port = _free_port()
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-               JUPYTER_CONFIG_DIR=str(root / ".jupyter"), JUPYTER_RUNTIME_DIR=str(root / ".runtime"))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={port}",
-         "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
-         f"--ServerApp.root_dir={root}", "--LabApp.news_url=", "--LabApp.check_for_updates_class="
-         "jupyterlab.NeverCheckForUpdate"],
-        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(f"{url}/api/status", timeout=2)
-                break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("JupyterLab did not start within 60 s")
+    with jupyterlab(root) as url:
         yield url, root
-    finally:
-        os.killpg(proc.pid, 15)
-        proc.wait(timeout=30)
 
 
 def _run_to_panel(drv):
