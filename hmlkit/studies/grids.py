@@ -87,7 +87,7 @@ def clustering_grid(data, rows, cfg, progress=True):
     seeds = cfg.seeds()
     score = np.full((len(rows), len(SCORE_METRICS), len(seeds)), np.nan)
     status, reason = [], []
-    bar = Progress(len(rows) * len(seeds), "methods x folds", enabled=progress)
+    bar = Progress(len(rows), "methods", enabled=progress)
     for i, (mode, key, label, _ps, _pvals) in enumerate(rows):
         st, why = "measured", ""
         t0 = time.time()
@@ -99,13 +99,10 @@ def clustering_grid(data, rows, cfg, progress=True):
                 st, why = status_of(exc)
                 score[i] = np.nan
                 break
-            if f < len(seeds) - 1:
-                bar.step()
         status.append(st)
         reason.append(why)
         nmi = np.nanmean(score[i, 1]) if st == "measured" else float("nan")
-        bar.step(f"  {mode:>8s} {label:<16s} {st:<16s} NMI={nmi:.3f}  ({time.time() - t0:.1f}s) {why}",
-                 n=len(seeds) - f)
+        bar.step(f"  {mode:>8s} {label:<16s} {st:<16s} NMI={nmi:.3f}  ({time.time() - t0:.1f}s) {why}")
     bar.close()
     keys = [f"{r[0]}/{r[1]}" for r in rows]
     ds = xr.Dataset(

@@ -46,17 +46,20 @@ def _sha256(data):
     return hashlib.sha256(data).hexdigest()
 
 
-def file_digest(path, _cache={}):
+_DIGESTS = {}  # (path, size, mtime) -> sha256: a file is read once per process
+
+
+def file_digest(path):
     """sha256 of a file's content (remembered per path, size and modification time)."""
     st = os.stat(path)
     stamp = (str(path), st.st_size, st.st_mtime_ns)
-    if stamp not in _cache:
+    if stamp not in _DIGESTS:
         h = hashlib.sha256()
         with open(path, "rb") as fh:
             for block in iter(lambda: fh.read(1 << 20), b""):
                 h.update(block)
-        _cache[stamp] = h.hexdigest()
-    return _cache[stamp]
+        _DIGESTS[stamp] = h.hexdigest()
+    return _DIGESTS[stamp]
 
 
 def notebook_digest(path):
