@@ -14,44 +14,65 @@ from .affinity import cosine_knn_graph, knn_affinity, knn_graph_from_neighbors, 
 from .forest.estimator import SPLIT_SAMPLE, HMLForest
 from .tokens import resolve_feature_map
 
-
-# from this many nodes the embedding is computed by Lanczos on the normalised graph
+# from this many nodes the embedding is computed by Lanczos in single precision
 LANCZOS_FROM = 100_000
+# from this many nodes a connected graph's embedding is computed by Lanczos in double
+# precision instead of scikit-learn's shift-invert (below, both take well under a second)
+LANCZOS64_FROM = 1000
+SOLVERS = ("auto", "lanczos", "sklearn")
 
 
-def spectral_embedding_rows(W, n_components, random_state=None):
+def _connected(W):
+    """True when the graph ``W`` is one connected component."""
+    from scipy.sparse.csgraph import connected_components
+
+    return connected_components(W, directed=False, return_labels=False) == 1
+
+
+def spectral_embedding_rows(W, n_components, random_state=None, solver="auto"):
     """The ``n_components`` leading eigenvectors of D^-1/2 W D^-1/2 (W symmetric,
     every node with an edge or a self-loop), as rows of unit length (the embedding
     ``spectral_from_graph`` clusters).
 
-    Below ``LANCZOS_FROM`` nodes, scikit-learn's ``spectral_embedding`` (ARPACK
-    shift-invert below 5,000 nodes, LOBPCG above: on a 17.5k-node kNN graph 3.4 s
-    against shift-invert's 503 s, same NMI); from ``LANCZOS_FROM`` on, ARPACK's Lanczos
-    (``scipy.sparse.linalg.eigsh``, largest algebraic) on the normalised graph itself,
-    with no factorisation: LOBPCG's iterations cost O(n k^2) each and grew in number
-    with n (1,000,000-node fused graph of the nuswide profile: 99 s against Lanczos's
-    30 s; 100,000 nodes: 8.9 s against 5.0 s; same NMI). The Lanczos runs in single
-    precision (ARPACK's ``ssaupd``, converged to float32's epsilon): its time is the
-    graph products and the re-orthogonalisation, both streams of memory, which float32
-    halves (same 1M graph, one session: 20.8 s against 75.4 s in double precision;
-    rows within 2e-5 of the double-precision ones after the best rotation; k-means
-    from one fixed start on either: ARI 0.999997). The row scaling makes the
-    result depend only on the leading eigenspace (any orthogonal basis of it gives the
-    same rows up to a rotation, and k-means the same clusters): on the HML-RF graphs of
-    Corel5k, trecvid and nuswide the two solvers' clusterings were identical (ARI 1.0).
-    Where that space is degenerate (many isolated samples, e.g. a tags-only graph with
-    most tags removed) each solver picks its own basis of it, so the threshold keeps
-    the studies' measured results.
+    ``solver="auto"`` picks by size and connectivity:
+
+    * a connected graph of ``LANCZOS64_FROM`` to ``LANCZOS_FROM`` nodes: ARPACK's
+      Lanczos (``scipy.sparse.linalg.eigsh``, largest algebraic) on the normalised
+      graph, in double precision, with no factorisation. scikit-learn's shift-invert
+      ARPACK factorises the Laplacian first, which took 14.6 s of a 15 s embedding on
+      the recommended HML-RF graph of Corel5k (4,500 nodes, k = 50) against 0.4 s for
+      Lanczos; the clusterings were identical (ARI 1.0);
+    * from ``LANCZOS_FROM`` nodes on, the same Lanczos in single precision (ARPACK's
+      ``ssaupd``, converged to float32's epsilon): its time is the graph products and
+      the re-orthogonalisation, both streams of memory, which float32 halves
+      (1,000,000-node fused graph of the nuswide profile: 20.8 s against 75.4 s in
+      double precision, rows within 2e-5 of them after the best rotation, k-means from
+      one fixed start on either: ARI 0.999997; LOBPCG took 99 s there);
+    * otherwise (small graphs, or graphs in several components such as a tags-only
+      graph with most tags removed, whose many isolated samples make the leading
+      eigenspace degenerate, so that each solver picks its own basis of it and its
+      own clustering): scikit-learn's ``spectral_embedding`` (ARPACK shift-invert
+      below 5,000 nodes, LOBPCG above), whose results the studies measured first.
+
+    ``"lanczos"`` and ``"sklearn"`` force one path. The row scaling makes the result
+    depend only on the leading eigenspace: any orthogonal basis of it (and scikit-learn's
+    division by sqrt(degree), a positive per-row factor) gives the same rows up to a
+    rotation, and k-means the same clusters.
     """
     from scipy.sparse.linalg import eigsh
     from sklearn.manifold import spectral_embedding
     from sklearn.preprocessing import normalize
 
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {', '.join(SOLVERS)}, got {solver!r}")
     n = W.shape[0]
     k = int(n_components)
-    if n >= LANCZOS_FROM:
-        v0 = np.random.RandomState(random_state).uniform(0.5, 1.0, n).astype(np.float32)
-        _, V = eigsh(normalized_graph(W, dtype=np.float32), k=k, which="LA", v0=v0)
+    if solver == "auto":
+        solver = "lanczos" if n >= LANCZOS_FROM or (n >= LANCZOS64_FROM and _connected(W)) else "sklearn"
+    if solver == "lanczos" and k < n - 1:
+        dtype = np.float32 if n >= LANCZOS_FROM else np.float64
+        v0 = np.random.RandomState(random_state).uniform(0.5, 1.0, n).astype(dtype)
+        _, V = eigsh(normalized_graph(W, dtype=dtype), k=k, which="LA", v0=v0)
         return normalize(V.astype(np.float64))
     with warnings.catch_warnings():
         # sklearn warns when the kNN graph has several components; the

@@ -67,3 +67,47 @@ def test_lanczos_embedding_spans_the_same_space_as_scikit_learns(monkeypatch):
     assert np.allclose(np.linalg.norm(E, axis=1), 1.0)
     labels = C.spectral_from_graph(W, 6, random_state=0)
     assert adjusted_rand_score(ref_labels, labels) == 1.0 and len(np.unique(labels)) == 6
+
+
+def _blob_graph(n, centers, std, k=15, seed=0, box=(-10.0, 10.0)):
+    from sklearn.datasets import make_blobs
+
+    from hmlkit.affinity import knn_affinity
+
+    X, _ = make_blobs(n, centers=centers, cluster_std=std, random_state=seed, center_box=box)
+    d2 = ((X[:, None] - X[None]) ** 2).sum(-1)
+    return knn_affinity(np.exp(-d2 / 8.0), k)
+
+
+def test_auto_solver_takes_lanczos_on_a_connected_graph_with_the_same_clusters():
+    """From LANCZOS64_FROM nodes a connected graph's embedding is Lanczos in double
+    precision (no shift-invert factorisation) and clusters exactly as scikit-learn's path."""
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import adjusted_rand_score
+
+    import hmlkit.cluster as C
+
+    W = _blob_graph(1200, 8, 1.5, box=(-6.0, 6.0))
+    assert W.shape[0] >= C.LANCZOS64_FROM and C._connected(W)
+    auto = C.spectral_embedding_rows(W, 8, 0)
+    np.testing.assert_array_equal(auto, C.spectral_embedding_rows(W, 8, 0, solver="lanczos"))
+    ref = C.spectral_embedding_rows(W, 8, 0, solver="sklearn")
+    a = KMeans(8, n_init=10, random_state=0).fit_predict(auto)
+    b = KMeans(8, n_init=10, random_state=0).fit_predict(ref)
+    assert adjusted_rand_score(a, b) == 1.0
+
+
+def test_auto_solver_keeps_scikit_learns_path_on_a_graph_in_pieces():
+    """Several components (e.g. a tags-only graph with most tags removed): the leading
+    eigenspace is degenerate, so the embedding stays scikit-learn's, as first measured."""
+    import scipy.sparse as sp
+
+    import hmlkit.cluster as C
+
+    W = _blob_graph(600, 3, 0.5)
+    W = sp.block_diag([W, _blob_graph(600, 3, 0.5, seed=1)]).tocsr()  # two disjoint graphs
+    assert not C._connected(W)
+    np.testing.assert_array_equal(C.spectral_embedding_rows(W, 6, 0),
+                                  C.spectral_embedding_rows(W, 6, 0, solver="sklearn"))
+    with pytest.raises(ValueError, match="solver must be one of"):
+        C.spectral_embedding_rows(W, 6, 0, solver="arpack")
