@@ -5,6 +5,17 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
+# The studies' fit cache (hmlkit.studies.fitcache) of a test run is its own, emptied at its
+# end: no test reads a fit an earlier run (or a study run by hand) left in data/cache/fits.
+if "HMLKIT_FIT_CACHE" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+
+    _FITS = tempfile.mkdtemp(prefix="hmlkit-test-fits-")
+    os.environ["HMLKIT_FIT_CACHE"] = _FITS
+    atexit.register(shutil.rmtree, _FITS, ignore_errors=True)
+
 
 def pytest_configure(config):
     """With xdist workers, compile the kit's kernels once before they start (``hmlkit.warm``):

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..baselines import MethodParameterError, make_estimator, registry, run_clustering
 from ..cluster import HMLClustering
+from .fitcache import cached_labels
 
 FOREST_METHODS = ("hmlrf", "clustrf", "ccforest")
 
@@ -54,8 +55,11 @@ class NotApplicable(Exception):
 
 
 def hmlrf_labels(data, n_clusters, seed, forest_params, **variant):
-    model = HMLClustering(n_clusters=n_clusters, random_state=seed, **forest_params, **variant)
-    return np.asarray(model.fit_predict(data.X, data.Y, layers=data.layers))
+    """HMLClustering's labels (through the studies' fit cache, :mod:`.fitcache`)."""
+    def compute():
+        model = HMLClustering(n_clusters=n_clusters, random_state=seed, **forest_params, **variant)
+        return model.fit_predict(data.X, data.Y, layers=data.layers)
+    return cached_labels("hmlrf", {"forest": forest_params, "variant": variant}, data, n_clusters, seed, compute)
 
 
 def _params_of(key, forest_params, method_params):
@@ -85,8 +89,8 @@ def cluster_labels(key, mode, data, n_clusters, seed, forest_params, method_para
     if spec is None:
         raise NotImplementedError(why)
     params = _params_of(key, forest_params, method_params)
-    res = run_clustering(spec.name, mode, data, n_clusters=n_clusters, random_state=seed, **params)
-    return np.asarray(res.labels)
+    return cached_labels(f"{spec.name}/{mode}", params, data, n_clusters, seed, lambda: run_clustering(
+        spec.name, mode, data, n_clusters=n_clusters, random_state=seed, **params).labels)
 
 
 def completion_scores_for(key, observed, n_clusters, seed, cfg):
