@@ -522,6 +522,23 @@ def test_real_completion_runs_table1_gc_rows_on_table1_folds_only():
     assert not np.isnan(ap.sel(crow="hmlrf_gc")).any()       # the kit's own rows: every fold
 
 
+def test_real_completion_study_is_the_same_whatever_the_number_of_jobs():
+    """Each (data set, seed) is a task of its own process when n_jobs > 1: same numbers,
+    same statuses as one after the other."""
+    from hmlkit.studies import real
+
+    data = toy()
+    nogroups = TaggedData(X=data.X, Y=data.Y, layers=data.layers, groups=None, Y_true=data.Y_true, name="nog")
+    out = []
+    for n_jobs in (1, 2):
+        cfg = study.setup("real_corel", "quick", folds=2, n_estimators=8, table1_methods=["cca"], table1_folds=1,
+                          n_jobs=n_jobs)
+        rows = {k: v for k, v in real.completion_rows(cfg).items() if k in ("cooccurrence", "hmlrf", "cca_gc")}
+        out.append(real.completion_study({"toy": data, "nog": nogroups}, cfg, rows=rows, progress=False))
+    xr.testing.assert_identical(out[0], out[1])
+    assert out[0]["cstatus"].sel(dataset="nog", crow="cca_gc") == "not applicable"
+
+
 # ------------------------------------------------------------------ sanity flags (issue 14)
 def test_rows_with_wrong_cluster_counts_catch_alls_or_chance_scores_are_flagged_in_the_dataset_and_report(tmp_path):
     """A result that is not what it claims (fewer clusters than asked, one catch-all

@@ -123,6 +123,14 @@ def _is_table1(name):
     return "/" in name
 
 
+def _per_task(cfg):
+    """The config the fits of one task run with: one thread each when ``cfg.n_jobs`` tasks
+    run at once in their own processes (threads on top would only compete for the cores)."""
+    from dataclasses import replace
+
+    return replace(cfg, n_jobs=1) if cfg.n_jobs > 1 else cfg
+
+
 def _clustering_task(rows, names, data, seed, rate):
     """Fit the rows ``names`` on ``data`` with ``rate`` of its tags removed (seed ``seed``).
     Per row ("measured", scores, largest cluster, seconds) or ("failed", status, reason)."""
@@ -159,7 +167,7 @@ def clustering_study(data, cfg, rows=None, part="all", progress=True):
     """
     from joblib import Parallel, delayed
 
-    rows = clustering_rows(cfg, part) if rows is None else rows
+    rows = clustering_rows(_per_task(cfg), part) if rows is None else rows
     names = list(rows)
     rates = list(cfg["sparseness"])
     seeds = cfg.seeds()
@@ -262,44 +270,67 @@ def _is_table1_gc(key):
     return key.endswith("_gc") and key != "hmlrf_gc"
 
 
+def _completion_task(rows, keys, data, n_clusters, seed, hidden_fraction, with_gc):
+    """Every completion row (``keys``) on ``data`` with ``hidden_fraction`` of its tags hidden
+    (seed ``seed``); the X(GC) rows only ``with_gc``. Per row ("measured", scores(measure, N),
+    seconds), ("failed", status, reason) or None (not run on this seed)."""
+    from .grids import status_of
+
+    meas, ns = list(pv.COMPLETION_MEASURES), list(pv.COMPLETION_N)
+    obs, hidden = hide_tags(data, frac=hidden_fraction, random_state=seed)
+    out = {}
+    for key in keys:
+        if _is_table1_gc(key) and not with_gc:
+            out[key] = None
+            continue
+        t0 = time.time()
+        try:
+            scores = np.asarray(rows[key][1](obs, seed, n_clusters), dtype=float)
+        except Exception as exc:  # recorded in the table, never hidden
+            out[key] = ("failed",) + status_of(exc)
+            continue
+        res = completion_scores(scores, obs.Y, hidden, N=ns)
+        out[key] = ("measured", [[res[f"{m}@{n}"] for n in ns] for m in meas], time.time() - t0)
+    return out
+
+
 def completion_study(datasets, cfg, rows=None, hidden_fraction=0.4, progress=True):
     """``score(dataset, row, measure, N, fold)`` at ``hidden_fraction`` hidden; a row that
     cannot run on a data set (the X(GC) rows need ground-truth groups for their number of
     clusters) keeps NaN and says why in ``cstatus`` / ``creason``. The X(GC) rows of
     Table 1's methods run on the first ``cfg["table1_folds"]`` seeds, as in
-    :func:`clustering_study`."""
-    from .grids import status_of
+    :func:`clustering_study`. Each (data set, seed) is one task, ``cfg.n_jobs`` at a time
+    in separate processes (seeded: the result does not depend on the number of jobs)."""
+    from joblib import Parallel, delayed
 
-    rows = completion_rows(cfg) if rows is None else rows
+    rows = completion_rows(_per_task(cfg)) if rows is None else rows
     names, keys, seeds = list(datasets), list(rows), cfg.seeds()
     meas, ns = list(pv.COMPLETION_MEASURES), list(pv.COMPLETION_N)
     n_t1 = _table1_folds(cfg)
     score = np.full((len(names), len(keys), len(meas), len(ns), len(seeds)), np.nan)
     status = np.full((len(names), len(keys)), "measured", dtype=object)
     reason = np.full((len(names), len(keys)), "", dtype=object)
-    bar = Progress(len(names) * len(seeds) * len(keys), "completion data sets x seeds x rows", enabled=progress)
-    for a, name in enumerate(names):
-        n_clusters = datasets[name].n_groups
-        for f, s in enumerate(seeds):
-            obs, hidden = hide_tags(datasets[name], frac=hidden_fraction, random_state=s)
-            for b, key in enumerate(keys):
-                if status[a, b] != "measured" or (_is_table1_gc(key) and f >= n_t1):
-                    bar.step()
-                    continue
-                t0 = time.time()
-                try:
-                    scores = np.asarray(rows[key][1](obs, s, n_clusters), dtype=float)
-                except Exception as exc:  # recorded in the table, never hidden
-                    status[a, b], reason[a, b] = status_of(exc)
-                    score[a, b] = np.nan
-                    bar.step(f"  {name:<9s} {key:<16s} {status[a, b]}: {reason[a, b]}")
-                    continue
-                res = completion_scores(scores, obs.Y, hidden, N=ns)
-                for c, m in enumerate(meas):
-                    score[a, b, c, :, f] = [res[f"{m}@{n}"] for n in ns]
-                bar.step(f"  {name:<9s} seed={s} {key:<16s} AP@1={score[a, b, 0, 0, f]:.3f} "
-                         f"({time.time() - t0:.1f}s)")
+    tasks = [(a, f) for a in range(len(names)) for f in range(len(seeds))]
+    results = Parallel(n_jobs=cfg.n_jobs, return_as="generator")(
+        delayed(_completion_task)(rows, keys, datasets[names[a]], datasets[names[a]].n_groups, seeds[f],
+                                  hidden_fraction, f < n_t1) for a, f in tasks)
+    bar = Progress(len(tasks) * len(keys), "completion data sets x seeds x rows", enabled=progress)
+    for (a, f), out in zip(tasks, results):
+        for b, key in enumerate(keys):
+            res = out[key]
+            if res is None:
+                bar.step()
+                continue
+            if res[0] == "failed":
+                if status[a, b] == "measured":  # the first failure (data set, seed order) says why
+                    status[a, b], reason[a, b] = res[1], res[2]
+                bar.step(f"  {names[a]:<9s} seed={seeds[f]} {key:<16s} {res[1]}: {res[2]}")
+                continue
+            score[a, b, :, :, f] = res[1]
+            bar.step(f"  {names[a]:<9s} seed={seeds[f]} {key:<16s} AP@1={score[a, b, 0, 0, f]:.3f} "
+                     f"({res[2]:.1f}s)")
     bar.close()
+    score[status != "measured"] = np.nan  # a row that failed anywhere is reported failed, never half-measured
     return xr.Dataset(
         {"completion": (("dataset", "crow", "measure", "N", "fold"), score),
          "cstatus": (("dataset", "crow"), status.astype(str)), "creason": (("dataset", "crow"), reason.astype(str))},
