@@ -187,6 +187,11 @@ def dual_cd(Xb, H, latent, labels, alpha, c, W, orders, tol):
             if r != y and alpha[i, r] > 0.0:
                 _phi_add(W, Xb, H, latent, i, y, alpha[i, r])
                 _phi_add(W, Xb, H, latent, i, r, -alpha[i, r])
+    # the linear model's ||Phi(x_i, .)||^2 is ||x_i||^2 whatever the class: summed once per
+    # sample here, not twice per margin (the same sum in the same order: the same numbers)
+    sq = np.empty(n if not latent else 0)
+    for i in range(sq.shape[0]):
+        sq[i] = _phi_sqnorm(Xb, H, latent, i, 0)
     n_pass = 0
     for p in range(orders.shape[0]):
         n_pass += 1
@@ -195,7 +200,7 @@ def dual_cd(Xb, H, latent, labels, alpha, c, W, orders, tol):
             i = orders[p, q]
             y = labels[i]
             sy = _phi_dot(W, Xb, H, latent, i, y)
-            qy = _phi_sqnorm(Xb, H, latent, i, y)
+            qy = _phi_sqnorm(Xb, H, latent, i, y) if latent else sq[i]
             for r in range(k):
                 if r == y:
                     continue
@@ -211,7 +216,7 @@ def dual_cd(Xb, H, latent, labels, alpha, c, W, orders, tol):
                     max_pg = abs(pg)
                 if pg == 0.0:
                     continue
-                Qd = qy + _phi_sqnorm(Xb, H, latent, i, r)
+                Qd = qy + (_phi_sqnorm(Xb, H, latent, i, r) if latent else sq[i])
                 if Qd <= 0.0:
                     continue
                 a_new = min(max(a - G / Qd, 0.0), c)
