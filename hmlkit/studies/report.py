@@ -13,7 +13,7 @@ from .claims import FAILS, HOLDS, UNCHECKED, evaluate
 from .config import HUB_RATIO
 from .profiles import STUDIES
 from .sanity import CHANCE_ARI, flagged
-from .saving import write_text_atomic
+from .saving import key_id, write_text_atomic
 
 _MARK = {HOLDS: "holds", FAILS: "**does not hold**", UNCHECKED: "not checked"}
 
@@ -53,6 +53,15 @@ class UnreadableResult(ValueError):
     """A results file that exists but cannot be read (corrupt or truncated)."""
 
 
+def _shown(path):
+    """``path`` as REPORT.md names it: relative to the repository when inside it (the
+    report is committed and read on other machines)."""
+    from .._paths import REPO_ROOT
+
+    p = Path(os.path.realpath(path))
+    return os.path.relpath(p, REPO_ROOT) if p.is_relative_to(REPO_ROOT) else str(path)
+
+
 def _first(name, folder, staged):
     """``folder/name``, or its new version in the staging folder ``staged`` if there is one."""
     if staged is not None and (Path(staged) / name).exists():
@@ -68,16 +77,17 @@ def study_section(name, results_dir, figures_dir=None, staged=(None, None)):
     path = _first(f"{name}.nc", results_dir, staged[0])
     lines = [f"## {name}", ""]
     if not path.exists():
-        lines += [f"No result: `{Path(results_dir) / f'{name}.nc'}` missing (study not run or failed).", ""]
+        lines += [f"No result: `{_shown(Path(results_dir) / f'{name}.nc')}` missing (study not run or failed).", ""]
         return lines, []
     try:
         ds = _open(path)
     except Exception as exc:  # whatever the netCDF backend raises on a corrupt file
-        raise UnreadableResult(f"{Path(results_dir) / path.name} cannot be read "
+        raise UnreadableResult(f"{_shown(Path(results_dir) / path.name)} cannot be read "
                                f"({type(exc).__name__}: {str(exc).strip() or 'no detail'})") from exc
     attrs = ds.attrs
     lines.append(f"Profile `{attrs.get('profile', '?')}`, seed {attrs.get('seed', '?')}, "
-                 f"{attrs.get('duration_s', '?')} s, commit `{attrs.get('git_commit', '?')}`.")
+                 f"{attrs.get('duration_s', '?')} s, commit `{attrs.get('git_commit', '?')}`, "
+                 f"key `{key_id(attrs.get('run_key'))}`.")
     lines.append("")
     results = evaluate(name, ds)
     lines += ["| claim (paper) | verdict | our numbers | diagnosis |", "|---|---|---|---|"]

@@ -19,8 +19,10 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -163,10 +165,15 @@ def _worker_stop(signum, frame):
         os._exit(128 + signum)
 
 
+# the thread-count variables as the user set them (None: not set), read when a worker starts
+_USER_THREADS = {}
+
+
 def _worker_init():
     """Runs first in every worker: Ctrl-C in a terminal reaches the whole foreground
     process group, but only the runner acts on it (it stops the workers); SIGTERM stops
     the worker's kernel with it; and the worker gets SIGTERM if the runner dies."""
+    _USER_THREADS.update({var: os.environ.get(var) for var in THREAD_VARS})
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _worker_stop)
     try:
@@ -254,9 +261,42 @@ def thread_env(n_jobs):
 # longest standard one about 8 min; paper-profile cells can take hours and get no timeout.
 CELL_TIMEOUT = {"quick": 600, "standard": 3600, "paper": None}
 TIMEOUT_RETRIES = 1
-# Submitted before the others (in this order) by run(): the studies that take longest in
-# the standard profile (real_corel about 40 min of one core's worth, the others 5-10 min)
-LONGEST_FIRST = ("real_corel", "table2_nuswide_clustering", "table6_8_completion")
+# Seconds each study took in the standard profile on 2 cores (docs/performance.md, "The
+# standard run"): the order the runner starts them in when a study's own last result
+# does not say (its ``duration_s``), the longest first, so that none of them starts last
+# and runs alone. Only the order is read from these figures.
+STANDARD_SECONDS = {
+    "real_corel": 1800, "table2_nuswide_clustering": 600, "table1_trecvid_clustering": 400,
+    "fig5_table3_sparseness": 380, "table6_8_completion": 260,
+}
+
+
+def expected_seconds(name, results_dir):
+    """How long study ``name`` is expected to run: the duration its last result in
+    ``results_dir`` records, else ``STANDARD_SECONDS`` (0 for a study not listed there)."""
+    nc = Path(results_dir) / f"{name}.nc"
+    if nc.is_file():
+        try:
+            import netCDF4
+
+            with netCDF4.Dataset(str(nc)) as ds:
+                return float(ds.getncattr("duration_s"))
+        except (OSError, AttributeError, ValueError, TypeError):
+            pass  # unreadable or made before durations were stored: the table's figure
+    return float(STANDARD_SECONDS.get(name, 0))
+
+
+def plan(todo, results_dir, jobs, cores):
+    """(order, n_jobs per study): the studies longest first, each with ``cores // jobs``
+    threads, except that a study expected to run longer than all the others together on the
+    other workers gets every core: it sets the run's wall time, and its fits run as tasks
+    of their own processes (``real_corel``), which then take the cores the others free."""
+    est = {n: expected_seconds(n, results_dir) for n in todo}
+    order = sorted(todo, key=lambda n: -est[n])
+    n_jobs = {n: max(1, cores // jobs) for n in todo}
+    if jobs > 1 and len(order) > 1 and est[order[0]] > sum(est[n] for n in order[1:]) / (jobs - 1):
+        n_jobs[order[0]] = cores
+    return order, n_jobs
 
 
 def unavailable_methods():
@@ -268,10 +308,6 @@ def unavailable_methods():
         if not ok:
             out.append((name, why))
     return out
-
-
-def _submit_rank(name):
-    return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
 
 
 def execute_notebook(input_path, output_path, cell_timeout=None, retries=TIMEOUT_RETRIES, **kwargs):
@@ -407,6 +443,33 @@ def _keep_failed(staged, failed, write_error):
     return f" (its notebook could not be written: {write_error})" if write_error else ""
 
 
+def _machine_prefixes():
+    """(folder, what stands for it) of this machine's folders, longest first."""
+    pairs = {str(Path(sys.prefix)): "<python>", str(Path(sys.base_prefix)): "<python>",
+             str(REPO_ROOT): ".", str(Path(tempfile.gettempdir())): "<tmp>", str(Path.home()): "~"}
+    return sorted(((k, v) for k, v in pairs.items() if len(k) > 1), key=lambda kv: -len(kv[0]))
+
+
+def scrub_machine_paths(path, name, executed_dir):
+    """Rewrite the executed notebook ``path`` so that it names no folder of this machine:
+    papermill's input and output paths become the repository's ``studies/<name>.ipynb``
+    and ``<executed_dir>/<name>.ipynb``; a folder of the repository, the Python
+    installation, the temporary folder or the home folder in an output (a warning's source
+    line) becomes ``.``, ``<python>``, ``<tmp>`` or ``~``. Executed notebooks are committed
+    beside the results, and read on other machines."""
+    nb = json.loads(Path(path).read_text(encoding="utf-8"))
+    pm = nb.get("metadata", {}).get("papermill")
+    if isinstance(pm, dict):
+        pm["input_path"] = f"studies/{name}.ipynb"
+        ed = Path(os.path.realpath(executed_dir))
+        rel = os.path.relpath(ed, REPO_ROOT) if ed.is_relative_to(REPO_ROOT) else ed.name
+        pm["output_path"] = f"{Path(rel).as_posix()}/{name}.ipynb"
+    text = json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n"  # as nbformat writes
+    for folder, label in _machine_prefixes():  # a whole folder name only (not /rootfs for /root)
+        text = re.sub(re.escape(folder) + r"(?=[/\\\"'\s:,)]|$)", label.replace("\\", r"\\"), text)
+    Path(path).write_text(text, encoding="utf-8")
+
+
 def _execute(name, parameters, stage, executed_dir, cwd, kernel_name, cell_timeout=None, retries=TIMEOUT_RETRIES,
              run_key=None, progress_file=None):
     """One notebook under papermill (runs in a worker process), restarted on a cell
@@ -418,7 +481,8 @@ def _execute(name, parameters, stage, executed_dir, cwd, kernel_name, cell_timeo
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(REPO_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
     for var, value in thread_env(parameters.get("n_jobs", 1)).items():
-        os.environ.setdefault(var, value)
+        # the user's own setting wins; else this study's (a worker runs several studies)
+        os.environ[var] = _USER_THREADS[var] if _USER_THREADS.get(var) else value
     # the kernel inherits it: the notebook's atomic writes into its folders go to the stage
     os.environ[STAGE_ENV] = json.dumps({str(f): str(d) for f, d in stage.folders.items()})
     for var, value in ((keys.ENV_KEY, run_key and json.dumps(run_key, sort_keys=True)),
@@ -437,6 +501,7 @@ def _execute(name, parameters, stage, executed_dir, cwd, kernel_name, cell_timeo
             execute_notebook(notebook_path(name), output, cell_timeout, retries, parameters=parameters,
                              cwd=str(cwd), kernel_name=kernel_name, log_output=False)
         if writer.error is None:
+            scrub_machine_paths(output, name, executed_dir)
             return RunResult(name, True, time.time() - t0, str(Path(executed_dir) / f"{name}.ipynb"))
         error = "the study ran, but its executed notebook could not be written"
     except TimeoutError as exc:
@@ -527,7 +592,8 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
     and then reported failed; "profile" takes ``CELL_TIMEOUT[profile]``, None waits forever.
 
     ``jobs`` notebooks run at once (default: min(#studies, #cores); negative as in joblib,
-    -1 one per core); each gets ``n_jobs = cores // jobs`` threads. Results and figures go
+    -1 one per core), the longest first; each gets ``n_jobs = cores // jobs`` threads, but
+    a study that would set the wall time alone gets every core (:func:`plan`). Results and figures go
     to ``results_dir`` and ``figures_dir`` (default :func:`default_dirs`:
     ``results``/``figures`` for the standard profile, ``results/<profile>``/``figures/<profile>``
     otherwise). Executed notebooks go to ``executed_dir`` (default ``<results_dir>/executed``).
@@ -587,19 +653,23 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
         kernel_name = os.environ.get("HMLKIT_KERNEL", "python3")
     jobs = max(1, min(jobs, len(todo)))
     n_jobs = max(1, cores // jobs)
+    order, n_jobs_of = plan(todo, rd, jobs, cores)
+    wide = []  # the studies given every core
     for name in todo:
         if "n_jobs" in params[name] and "n_jobs" not in (parameters or {}):
-            params[name]["n_jobs"] = n_jobs
+            params[name]["n_jobs"] = n_jobs_of[name]
+            if n_jobs_of[name] != n_jobs:
+                wide.append(f"{name} {n_jobs_of[name]}, as it would set the wall time alone")
     t0 = time.time()
     results = [RunResult(n, True, 0.0, str(rd / f"{n}.nc"), up_to_date=True) for n in fresh]
     saved, claims = [], None
     if todo:
         log(f"running {len(todo)} of {len(names)} studies, profile={profile}, {jobs} at once, "
-            f"n_jobs={n_jobs} each ({len(fresh)} up to date)")
+            f"n_jobs={n_jobs} each{' (' + '; '.join(wide) + ')' if wide else ''} ({len(fresh)} up to date)")
         for name, why in unavailable_methods():
             log(f"method {name} is unavailable ({why}): its rows will say so and the claims comparing HML-RF "
                 f"with it will be 'not checked'")
-        claims = _run_pool(todo, params, run_keys, reasons, jobs, rd, fd, ed, cwd, kernel_name, cell_timeout,
+        claims = _run_pool(order, params, run_keys, reasons, jobs, rd, fd, ed, cwd, kernel_name, cell_timeout,
                            report, log, progress_every, results, saved, t0)
     if report and (claims is not None or not (rd / "REPORT.md").exists()):
         if claims is None:  # no study committed: the report of the results there are
@@ -627,8 +697,7 @@ def _run_pool(todo, params, run_keys, reasons, jobs, rd, fd, ed, cwd, kernel_nam
             pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
             try:
                 futs = {}
-                # the longest notebooks first, so that none of them starts last and runs alone
-                for name in sorted(todo, key=_submit_rank):
+                for name in todo:  # in plan()'s order: the longest first
                     stages[name] = Stage.make(name, (rd, fd, ed))
                     futs[pool.submit(_execute, name, params[name], stages[name], ed, cwd, kernel_name, cell_timeout,
                                      run_key=run_keys[name], progress_file=progress_dir / name)] = name

@@ -24,6 +24,7 @@ temporary file (``.<study>.<pid>-<random>.tmp.stage``) and removed as one.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -196,12 +197,26 @@ def write_text_atomic(text, path):
 
 
 def git_commit():
+    """The short commit of the kit's checkout, ``-dirty`` when its code or notebooks differ
+    from that commit (so a result never claims a commit it was not made with)."""
+    root = Path(__file__).resolve().parents[2]
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=5)
+
     try:
-        root = Path(__file__).resolve().parents[2]
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
-                              text=True, timeout=5).stdout.strip() or "unknown"
+        head = git("rev-parse", "--short", "HEAD").stdout.strip()
+        if not head:
+            return "unknown"
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", "hmlkit", "studies").stdout.strip()
+        return head + ("-dirty" if dirty else "")
     except Exception:
         return "unknown"
+
+
+def key_id(run_key):
+    """A short name of a result's run key (REPORT.md and the figures carry it)."""
+    return hashlib.sha256(str(run_key).encode()).hexdigest()[:12] if run_key else "none"
 
 
 def save(ds, fig, cfg, data=None):
@@ -224,9 +239,13 @@ def save(ds, fig, cfg, data=None):
         ds.attrs["data"] = json.dumps(data.summary() if hasattr(data, "summary") else data, default=jsonable)
     ds.attrs.update(result_attrs())  # under the runner: the key this result was made with
     nc_path = Path(f"{cfg.results_dir}/{cfg.name}.nc")
+    # the figure says what made it, as its result does (PNG text chunks)
+    stamp = {"Software": f"hmlkit {hmlkit.__version__}",
+             "Description": f"study {cfg.name}, profile {cfg.profile}, seed {cfg.seed}, commit "
+                            f"{ds.attrs['git_commit']}, key {key_id(ds.attrs.get('run_key'))}"}
     with atomic_path(nc_path) as tmp:  # renamed only after the figure is saved
         ds.to_netcdf(tmp)
-        fig_path = save_figure_atomic(fig, f"{cfg.figures_dir}/{cfg.name}.png")
+        fig_path = save_figure_atomic(fig, f"{cfg.figures_dir}/{cfg.name}.png", metadata=stamp)
     return nc_path, fig_path
 
 
