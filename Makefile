@@ -62,8 +62,10 @@ notebooks: install
 warm: install
 	$(BIN)/python -m hmlkit.warm
 
+# results/ and figures/ hold the committed standard results: `git checkout results figures`
+# restores them, `make studies FORCE=1` remakes them
 clean: clean-numba
-	rm -rf $(VENV) results .pytest_cache
+	rm -rf $(VENV) data/cache/fits .pytest_cache results/quick results/paper figures/quick figures/paper
 
 # numba's cache files of the package (import hmlkit drops them itself when a source
 # changes, see hmlkit/_numba_cache.py)
