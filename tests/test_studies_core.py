@@ -539,6 +539,25 @@ def test_real_completion_study_is_the_same_whatever_the_number_of_jobs():
     assert out[0]["cstatus"].sel(dataset="nog", crow="cca_gc") == "not applicable"
 
 
+def _thread_vars():
+    import os
+
+    return tuple(os.environ.get(v) for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"))
+
+
+def test_real_study_tasks_run_one_thread_each_whatever_the_runner_set(monkeypatch):
+    """The runner gives a study of n_jobs cores thread variables of n_jobs; its task
+    processes must not inherit them (n_jobs threads in each of n_jobs processes)."""
+    from joblib import delayed
+
+    from hmlkit.studies import real
+
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        monkeypatch.setenv(var, "2")
+    got = list(real._task_pool(2)(delayed(_thread_vars)() for _ in range(4)))
+    assert got == [("1", "1", "1")] * 4
+
+
 # ------------------------------------------------------------------ sanity flags (issue 14)
 def test_rows_with_wrong_cluster_counts_catch_alls_or_chance_scores_are_flagged_in_the_dataset_and_report(tmp_path):
     """A result that is not what it claims (fewer clusters than asked, one catch-all

@@ -60,7 +60,7 @@ def clustering_methods():
                    "Ng, Jordan, Weiss, NIPS 2002 [15]",
                    "spectral clustering on a Gaussian kNN affinity; blm: averaged normalised per-modality affinities"),
         MethodSpec("affprop", "clustering", _lazy("classic", "AffinityPropagationClustering"), SINGLE,
-                   "Frey & Dueck, Science 2007 [70]", "affinity propagation, preference bisected to n_clusters"),
+                   "Frey & Dueck, Science 2007 [70]", "affinity propagation, preference searched for n_clusters"),
         MethodSpec("clustrf", "clustering", _lazy("clustrf", "ClusteringRandomForest"), SINGLE,
                    "Breiman 2001 [53]; Shi & Horvath, JCGS 2006 [54]",
                    "pseudo two-class random forest, leaf co-membership affinity, spectral clustering"),

@@ -255,11 +255,13 @@ class AffinityPropagationClustering(_Clusterer):
     runs of plain bisection on Corel5k's four input modes (each run is a full
     message passing over n x n matrices).
 
-    A run whose messages did not converge within ``max_iter`` iterations gives a
-    count that still oscillates: it steers the search but is kept as the result
-    only if no run converged. The kept run is the one closest to ``n_clusters``:
-    ``n_clusters_found_`` (can differ from ``n_clusters`` when no preference gives
-    it), ``preference_``, ``n_runs_``, ``converged_``.
+    The kept run is the one closest to ``n_clusters``; between runs as close, one
+    whose messages converged within ``max_iter`` iterations (an unconverged count
+    still oscillates). Closeness comes first: on Corel5k's binary tags at 75 %
+    removed, the only converged runs had hundreds to 1,671 clusters where
+    unconverged ones had about 50. ``n_clusters_found_`` (can differ from
+    ``n_clusters`` when no preference gives it), ``preference_``, ``n_runs_``,
+    ``converged_`` (of the kept run).
     ``damping``/``max_iter``/``convergence_iter`` as in scikit-learn (damping
     raised to 0.9 against oscillation).
     """
@@ -298,16 +300,15 @@ class AffinityPropagationClustering(_Clusterer):
         if smin == 0.0:  # all samples identical
             smin = -1.0
         self.n_runs_ = 0
-        best = {True: (None, -1, None), False: (None, -1, None)}  # converged or not: labels, count, pref
+        best = (None, -1, None, False)  # the kept run: labels, count, pref, converged
         few, many = None, None  # the closest (q, count) runs with count < k and count > k
 
         def run(q):
-            nonlocal few, many
+            nonlocal few, many, best
             pref = -float(np.exp(q))
             labels, c, conv = self._run(S, pref, seed)
-            b = best[bool(conv)]
-            if labels is not None and (b[0] is None or abs(c - k) < abs(b[1] - k)):
-                best[bool(conv)] = (labels, c, pref)
+            if labels is not None and (best[0] is None or (abs(c - k), not conv) < (abs(best[1] - k), not best[3])):
+                best = (labels, c, pref, bool(conv))
             if labels is not None and c < k and (few is None or q < few[0]):
                 few = (q, c)
             elif (labels is None or c > k) and (many is None or q > many[0]):
@@ -315,7 +316,7 @@ class AffinityPropagationClustering(_Clusterer):
             return labels is not None and c == k
 
         def hit():
-            return best[True][1] == k or best[False][1] == k
+            return best[1] == k
 
         q = np.log(-2.0 * smin)  # log(-p): large = low preference = few clusters
         last = None
@@ -348,14 +349,14 @@ class AffinityPropagationClustering(_Clusterer):
                 t = min(max((np.log(c_m) - np.log(k)) / (np.log(c_m) - np.log(c_f)), 0.1), 0.9)
             run(q_m + t * (q_f - q_m))
             bisect = few[0] - many[0] > 0.5 * (q_f - q_m)
-        labels, c, pref = best[True] if best[True][0] is not None else best[False]
+        labels, c, pref, converged = best
         if labels is None:
             raise RuntimeError("affinity propagation found no exemplar for any preference")
         _, labels = np.unique(labels, return_inverse=True)
         self.labels_ = labels.astype(np.int64)
         self.n_clusters_found_ = c
         self.preference_ = pref
-        self.converged_ = best[True][0] is not None
+        self.converged_ = converged
         if c != k:  # no preference tried gave k clusters (the count is not monotone in the preference)
             warnings.warn(f"affinity propagation found {c} clusters, not the {k} asked, at every "
                           f"preference tried (n_clusters_found_)", stacklevel=2)
