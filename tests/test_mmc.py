@@ -4,7 +4,8 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.datasets import make_blobs
 from sklearn.metrics import adjusted_rand_score
 
-from hmlkit.baselines.mmc import MMC, balance_bounds, balanced_assignment, crammer_costs, dual_cd, pass_orders
+from hmlkit.baselines.mmc import (MMC, balance_bounds, balanced_assignment, crammer_costs, dual_cd, dual_cd_dense,
+                                 pass_orders)
 
 
 def test_balanced_assignment_is_exact_and_integral():
@@ -48,6 +49,30 @@ def test_dual_cd_reaches_primal_optimum():
     primal = 0.5 * (W * W).sum() + c * marg.sum()
     dual = alpha.sum() - 0.5 * (W * W).sum()
     assert primal - dual < 1e-4 * primal
+
+
+def test_dual_cd_on_non_zeros_gives_the_dense_numbers():
+    """The linear passes skip the zeros of Xb: alpha, W and the pass count are those of the
+    dense loop bit for bit (sparse binary words and a signed dense block, warm started)."""
+    rng = np.random.default_rng(1)
+    n, k = 120, 4
+    words = (rng.random((n, 30)) < 0.05).astype(float)
+    signed = rng.normal(size=(n, 5)) * (rng.random((n, 5)) < 0.5)
+    X = np.hstack([words, signed, np.zeros((n, 2)), np.ones((n, 1))])
+    X[3] = 0.0  # a row with only its bias
+    X[3, -1] = 1.0
+    lab = rng.integers(0, k, n)
+    H = np.zeros((1, 1, 1), dtype=bool)
+    orders = pass_orders(n, 40, rng)
+    alpha0 = np.where(rng.random((n, k)) < 0.3, rng.random((n, k)) * 0.2, 0.0)
+    out = []
+    for fn in (dual_cd, dual_cd_dense):
+        W, alpha = np.zeros((k, X.shape[1])), alpha0.copy()
+        passes = fn(X, H, False, lab, alpha, 0.5, W, orders, 1e-6)
+        out.append((passes, alpha, W))
+    assert out[0][0] == out[1][0] > 1
+    np.testing.assert_array_equal(out[0][1], out[1][1])
+    np.testing.assert_array_equal(out[0][2], out[1][2])
 
 
 def test_recovers_separated_groups_and_balance():

@@ -166,7 +166,106 @@ def _phi_sqnorm(Xb, H, latent, i, r):
 
 
 @njit(cache=True)
+def _nonzeros(Xb):
+    """Xb's non-zero entries row by row, in column order (CSR: indptr, indices, values)."""
+    n, d = Xb.shape
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    for i in range(n):
+        c = 0
+        for j in range(d):
+            if Xb[i, j] != 0.0:
+                c += 1
+        ptr[i + 1] = ptr[i] + c
+    idx = np.empty(ptr[n], dtype=np.int64)
+    val = np.empty(ptr[n])
+    for i in range(n):
+        q = ptr[i]
+        for j in range(d):
+            if Xb[i, j] != 0.0:
+                idx[q] = j
+                val[q] = Xb[i, j]
+                q += 1
+    return ptr, idx, val
+
+
+@njit(cache=True)
+def _sparse_dot(W, ptr, idx, val, i, r):
+    acc = 0.0
+    for q in range(ptr[i], ptr[i + 1]):
+        acc += W[r, idx[q]] * val[q]
+    return acc
+
+
+@njit(cache=True)
+def _sparse_add(W, ptr, idx, val, i, r, coef):
+    for q in range(ptr[i], ptr[i + 1]):
+        W[r, idx[q]] += coef * val[q]
+
+
+@njit(cache=True)
 def dual_cd(Xb, H, latent, labels, alpha, c, W, orders, tol):
+    """The linear model's passes on ``Xb``'s non-zeros only (bag-of-words and tag inputs are
+    1-2 % dense): a zero adds an exact 0 to every sum, so the numbers are the same as
+    :func:`dual_cd_dense`'s, 50-100x fewer of them. The latent model goes to it unchanged.
+    """
+    if latent:
+        return dual_cd_dense(Xb, H, latent, labels, alpha, c, W, orders, tol)
+    n = Xb.shape[0]
+    k = W.shape[0]
+    ptr, idx, val = _nonzeros(Xb)
+    W[:, :] = 0.0
+    for i in range(n):
+        y = labels[i]
+        for r in range(k):
+            if r != y and alpha[i, r] > 0.0:
+                _sparse_add(W, ptr, idx, val, i, y, alpha[i, r])
+                _sparse_add(W, ptr, idx, val, i, r, -alpha[i, r])
+    sq = np.empty(n)
+    for i in range(n):
+        acc = 0.0
+        for q in range(ptr[i], ptr[i + 1]):
+            acc += val[q] * val[q]
+        sq[i] = acc
+    n_pass = 0
+    for p in range(orders.shape[0]):
+        n_pass += 1
+        max_pg = 0.0
+        for q in range(n):
+            i = orders[p, q]
+            y = labels[i]
+            sy = _sparse_dot(W, ptr, idx, val, i, y)
+            for r in range(k):
+                if r == y:
+                    continue
+                G = sy - _sparse_dot(W, ptr, idx, val, i, r) - 1.0
+                a = alpha[i, r]
+                if a <= 0.0:
+                    pg = min(G, 0.0)
+                elif a >= c:
+                    pg = max(G, 0.0)
+                else:
+                    pg = G
+                if abs(pg) > max_pg:
+                    max_pg = abs(pg)
+                if pg == 0.0:
+                    continue
+                Qd = sq[i] + sq[i]
+                if Qd <= 0.0:
+                    continue
+                a_new = min(max(a - G / Qd, 0.0), c)
+                d = a_new - a
+                if d != 0.0:
+                    alpha[i, r] = a_new
+                    _sparse_add(W, ptr, idx, val, i, y, d)
+                    _sparse_add(W, ptr, idx, val, i, r, -d)
+                    sy = _sparse_dot(W, ptr, idx, val, i, y)
+        if max_pg < tol:
+            break
+    return n_pass
+
+
+@njit(cache=True)
+def dual_cd_dense(Xb, H, latent, labels, alpha, c, W, orders, tol):
     """Dual coordinate descent for the fixed-label, fixed-feature multi-class SVM.
 
     Solves ``min 1/2 sum_r ||w_r||^2 + c sum_i sum_{r != y_i} max(0, 1 - w_{y_i}.Phi_iy + w_r.Phi_ir)``
@@ -340,4 +439,5 @@ class MMC(ClusterMixin, BaseEstimator):
         return self.fit(X, Y, layers).labels_
 
 
-__all__ = ["MMC", "balanced_assignment", "balance_bounds", "crammer_costs", "dual_cd", "pass_orders"]
+__all__ = ["MMC", "balanced_assignment", "balance_bounds", "crammer_costs", "dual_cd", "dual_cd_dense",
+           "pass_orders"]
