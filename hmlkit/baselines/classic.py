@@ -80,13 +80,47 @@ def spectral_labels(A, n_clusters, n_neighbors=20, random_state=None):
 
 
 # ------------------------------------------------------ affinity propagation
+@nb.njit(cache=True, inline="always")
+def _ap_responsibility_row(A, R, S, i, damping):
+    """Row ``i`` of the damped responsibility update (from availabilities ``A``)."""
+    n = S.shape[0]
+    best = -np.inf
+    second = -np.inf
+    bi = 0
+    for j in range(n):
+        v = A[i, j] + S[i, j]
+        if v > best:
+            second = best
+            best = v
+            bi = j
+        elif v > second:
+            second = v
+    for j in range(n):
+        new = S[i, j] - (second if j == bi else best)
+        R[i, j] = R[i, j] * damping + new * (1.0 - damping)
+
+
+@nb.njit(cache=True)
+def _ap_colsum(R, colsum):
+    """``colsum[j] = R[j, j] + sum_{i != j} max(R[i, j], 0)``, rows in order."""
+    n = R.shape[0]
+    colsum[:] = 0.0
+    for i in range(n):
+        for j in range(n):
+            colsum[j] += R[i, j] if i == j else max(R[i, j], 0.0)
+
+
 @nb.njit(cache=True, parallel=True)
 def _ap_messages(S, damping, max_iter, convergence_iter):
     """Frey & Dueck's message passing, in place (scikit-learn's update order and damping).
 
     ``S`` has the preference on its diagonal. Returns (exemplar mask, n_iter,
     converged). Same arithmetic as ``sklearn.cluster.affinity_propagation``
-    without its n×n temporaries, rows in parallel.
+    without its n×n temporaries, rows in parallel. The loop is memory-bound (n x n
+    doubles), so one pass over a row updates its availabilities, reads its exemplar
+    flag, then computes its next responsibilities while the row is in cache: four
+    matrix reads an iteration instead of six (same numbers: a row's responsibilities
+    depend on its own availabilities only).
     """
     n = S.shape[0]
     A = np.zeros((n, n))
@@ -95,36 +129,23 @@ def _ap_messages(S, damping, max_iter, convergence_iter):
     colsum = np.empty(n)
     E = np.zeros(n, np.bool_)
     converged = False
+    for i in nb.prange(n):
+        _ap_responsibility_row(A, R, S, i, damping)
+    _ap_colsum(R, colsum)
     it = 0
     for it in range(max_iter):
-        for i in nb.prange(n):
-            best = -np.inf
-            second = -np.inf
-            bi = 0
-            for j in range(n):
-                v = A[i, j] + S[i, j]
-                if v > best:
-                    second = best
-                    best = v
-                    bi = j
-                elif v > second:
-                    second = v
-            for j in range(n):
-                new = S[i, j] - (second if j == bi else best)
-                R[i, j] = R[i, j] * damping + new * (1.0 - damping)
-        colsum[:] = 0.0
-        for i in range(n):
-            for j in range(n):
-                colsum[j] += R[i, j] if i == j else max(R[i, j], 0.0)
+        more = it + 1 < max_iter
         for i in nb.prange(n):
             for j in range(n):
                 t = (R[i, j] if i == j else max(R[i, j], 0.0)) - colsum[j]
                 if i != j and t < 0.0:
                     t = 0.0
                 A[i, j] = A[i, j] * damping - t * (1.0 - damping)
+            E[i] = (A[i, i] + R[i, i]) > 0
+            if more:  # the next iteration's responsibilities (unused if this one converged)
+                _ap_responsibility_row(A, R, S, i, damping)
         K = 0
         for i in range(n):
-            E[i] = (A[i, i] + R[i, i]) > 0
             e[i, it % convergence_iter] = E[i]
             K += E[i]
         if it >= convergence_iter:
@@ -139,6 +160,8 @@ def _ap_messages(S, damping, max_iter, convergence_iter):
             if not unconverged and K > 0:
                 converged = True
                 break
+        if more:
+            _ap_colsum(R, colsum)
     return E, it + 1, converged
 
 
