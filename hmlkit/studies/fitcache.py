@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from .._paths import REPO_ROOT
-from .keys import PACKAGE_DIR, file_digest, library_versions
+from .keys import PACKAGE_DIR, file_digest, library_versions, package_files
 
 ENV = "HMLKIT_FIT_CACHE"
 DEFAULT_DIR = REPO_ROOT / "data" / "cache" / "fits"
@@ -55,10 +55,9 @@ def kit_digest():
     versions: the code a cached fit was made with."""
     if "digest" not in _KIT:
         h = hashlib.sha256(json.dumps(library_versions(), sort_keys=True).encode())
-        for f in sorted(PACKAGE_DIR.rglob("*")):
-            if f.suffix in (".py", ".json", ".csv") and f.is_file() and "__pycache__" not in f.parts:
-                h.update(str(f.relative_to(PACKAGE_DIR)).encode())
-                h.update(file_digest(f).encode())
+        for f in package_files((".py", ".json", ".csv")):
+            h.update(str(f.relative_to(PACKAGE_DIR)).encode())
+            h.update(file_digest(f).encode())
         _KIT["digest"] = h.hexdigest()
     return _KIT["digest"]
 

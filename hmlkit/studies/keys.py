@@ -138,6 +138,13 @@ def record_reads():
         record_reads.installed = True
 
 
+def package_files(suffixes):
+    """The kit's files whose suffix is in ``suffixes``, sorted (caches left out): what the
+    run keys (package data) and the fit cache's kit digest (sources too) read."""
+    return [f for f in sorted(PACKAGE_DIR.rglob("*"))
+            if f.suffix in suffixes and f.is_file() and "__pycache__" not in f.parts]
+
+
 def dependencies():
     """{"modules": {file: sha256}, "data": {file: sha256}} of this process so far: the
     kit's loaded modules and package data, and the data files ``hmlkit.data`` read."""
@@ -146,9 +153,8 @@ def dependencies():
         f = getattr(mod, "__file__", None)
         if (name == "hmlkit" or name.startswith("hmlkit.")) and f and Path(f).is_file():
             modules[_relative(f)] = file_digest(f)
-    for f in sorted(PACKAGE_DIR.rglob("*")):
-        if f.suffix in (".json", ".csv") and f.is_file():
-            modules[_relative(f)] = file_digest(f)
+    for f in package_files((".json", ".csv")):
+        modules[_relative(f)] = file_digest(f)
     data = {_relative(f): file_digest(f) for f in sorted(_READS) if os.path.isfile(f)}
     return {"modules": dict(sorted(modules.items())), "data": data}
 

@@ -2,8 +2,8 @@
 
 ``quick``     CI: tiny samples and forests; the whole set runs in a few minutes.
 ``standard``  the main job (``make studies``): full-size ``trecvid``, reduced ``nuswide``,
-              fewer trees and folds than the paper; the whole set in about 50 min on 2 cores
-              (46 min measured from a fresh clone, README).
+              fewer trees and folds than the paper; the whole set in about 37 min on 2 cores
+              from a fresh clone (docs/performance.md, "The standard run").
 ``paper``     the paper's settings (tau = 1000 trees, phi = 3, 10 folds, full sizes).
 
 A paper study's notebook reads ``settings(name, profile)`` for every parameter it was not
@@ -36,7 +36,7 @@ STUDIES = PAPER_STUDIES + SEED_STUDIES
 # Data size per profile: (n_samples, n_tags, n_features) per synthetic data set; None = full
 # size. Reduced tags keep the most frequent ones; reduced features are a seeded random subset
 # of the columns (quick and standard: the 4096-d per-tag SVMs of DetScore, the deep and CCA
-# baselines and the forests would otherwise take most of the 30-minute standard budget).
+# baselines and the forests would otherwise take most of the standard run).
 _DATA = {
     "quick": {"trecvid": (300, None, None), "nuswide": (400, 150, 512)},
     "standard": {"trecvid": (None, None, None), "nuswide": (2000, 400, 1024)},
@@ -72,8 +72,8 @@ _SPECIFIC = {
                    "folds": {"quick": 1, "standard": 3, "paper": 10},
                    # Table 1's other methods (or mode/method rows) beside the HML-RF rows, and
                    # their X(GC) completion rows (None: all of them); on the first table1_folds
-                   # seeds only (None: every fold): on Corel5k they take about 7 minutes per seed
-                   # and rate (AffProp's preference search half of it)
+                   # seeds only (None: every fold): on Corel5k they take 7-16 minutes of one process
+                   # per seed and rate in the standard run (AffProp's four input modes about a third)
                    "table1_methods": {"quick": ("vifeat/kmeans", "bitag/kmeans", "blm/spclust", "blm/cca",
                                                 "blm/smmc"), "standard": None, "paper": None},
                    "table1_folds": {"quick": 1, "standard": 1, "paper": None}},
