@@ -87,6 +87,7 @@ def test_bench_notebook_runs_and_stores_its_figures(tmp_path):
         assert float(ds["peer_ratio"].sel(dataset=n, engine="sklearn")) == 1.0
         assert float(ds["peer_fit_s"].sel(dataset=n, engine="hmlkit")) > 0
         assert float(ds["peer_leaves"].sel(dataset=n, engine="hmlkit")) > 1
+        assert float(ds["peer_fit_s"].sel(dataset=n, engine="hmlkit_layered")) > 0  # the HML-RF on the tag layers
         for e in ("lightgbm", "ydf"):
             st = str(ds["peer_status"].sel(dataset=n, engine=e).values)
             assert st == "ok" or "not importable" in st or st.startswith("failed")
@@ -119,18 +120,22 @@ def _peer(ratio, n_samples, trees):
 
 
 def test_peer_dataset_judges_the_nuswide_ratio_and_keeps_skipped_engines():
-    peers = {"nuswide": _peer(0.9, 17523, 30), "nuswide_5000": _peer(1.1, 5000, 30),
-             "trecvid": _peer(0.95, 2379, 100), "corel5k": {"status": "skipped: data not found (x)", "trees": 100}}
+    peers = {"nuswide": _peer(0.75, 17523, 30), "nuswide_5000": _peer(0.85, 5000, 30),
+             "trecvid": _peer(0.8, 2379, 100), "corel5k": {"status": "skipped: data not found (x)", "trees": 100}}
     ds = bench.to_dataset({"peers": peers})
     verdict = {n: str(ds["peer_verdict"].sel(dataset=n).values) for n in peers}
-    assert verdict == {"nuswide": "met", "nuswide_5000": "missed", "trecvid": "no target", "corel5k": "no target"}
-    assert float(ds["peer_ratio"].sel(dataset="nuswide", engine="hmlkit")) == pytest.approx(0.9)
+    assert verdict == {"nuswide": "met", "nuswide_5000": "missed", "trecvid": "met", "corel5k": "not run"}
+    assert float(ds["peer_ratio"].sel(dataset="nuswide", engine="hmlkit")) == pytest.approx(0.75)
     assert np.isnan(float(ds["peer_fit_s"].sel(dataset="nuswide", engine="ydf")))
     assert "not importable" in str(ds["peer_status"].sel(dataset="trecvid", engine="ydf").values)
     assert str(ds["peer_status"].sel(dataset="corel5k", engine="hmlkit").values).startswith("skipped")
     assert bench_peers.judge("nuswide", _peer(0.9, 300, 3)) == "reduced data"
     lines = bench_peers.format_table(peers)
-    assert any("target <= 1: MISSED" in l for l in lines) and any("skipped: data not found" in l for l in lines)
+    assert any("target <= 0.8: MISSED" in l for l in lines) and any("skipped: data not found" in l for l in lines)
+    # the layered forest's ratio judged against its own target
+    peers["trecvid"].update(hmlkit_layered_status="ok", hmlkit_layered_fit_s=2.2, hmlkit_layered_ratio=1.1,
+                            hmlkit_layered_leaves=90.0)
+    assert any("layered HML-RF/sklearn 1.100; target <= 1: MISSED" in l for l in bench_peers.format_table(peers))
     assert bench.plot(ds) is not None
 
 
@@ -349,9 +354,9 @@ def test_run_dataset_keeps_each_repeats_ratio_and_their_spread(monkeypatch):
     """No timing: the engines' seconds are made up, one per call."""
     seconds = {"hmlkit": iter([2.0, 2.2, 1.9]), "sklearn": iter([2.0, 2.0, 2.0])}
     X, Y = np.zeros((50, 4), np.float32), np.zeros((50, 3))
-    monkeypatch.setattr(bench_peers, "load", lambda name, max_samples=None: (X, Y, np.zeros(50)))
+    monkeypatch.setattr(bench_peers, "load", lambda name, max_samples=None: (X, Y, np.zeros(50), None))
     monkeypatch.setattr(bench_peers, "missing_reason", lambda e: None if e in seconds else "not here")
-    monkeypatch.setattr(bench_peers, "_fit", lambda e, X, Y, y, trees: (0.0, 1.0) if trees == 2 else
+    monkeypatch.setattr(bench_peers, "_fit", lambda e, X, Y, y, trees, layers=None: (0.0, 1.0) if trees == 2 else
                         (next(seconds[e]), 10.0))
     res = bench_peers.run_dataset("trecvid", repeats=3)
     assert res["hmlkit_ratios"] == pytest.approx([1.0, 1.1, 0.95])

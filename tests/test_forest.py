@@ -287,7 +287,7 @@ def test_bootstrap_duplicates_grow_the_tree_of_repeated_rows(hierarchy):
         assert _split.tag_entries(samples, tags.ly_indptr) == Ys[samples].sum()
         leaf = np.full(len(Xs), -1, np.int32)
         state = np.array([12345], np.uint64)
-        out.append(_grow.grow_tree(Xs, *_keys.feature_keys(Xs), samples, *tags.kernel_args(), 1, 3, state, leaf))
+        out.append(_grow.grow_tree(Xs, *_keys.split_keys(Xs), samples, *tags.kernel_args(), 1, 3, state, leaf))
     for a, b in zip(out[0][:5], out[1][:5]):
         np.testing.assert_array_equal(a, b)
     assert out[0][5] == out[1][5] > 1

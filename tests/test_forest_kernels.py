@@ -178,8 +178,9 @@ def test_skipping_the_mode_grows_the_same_tree(use_soft):
     out = []
     for mr in (mode_rank, np.full_like(mode_rank, np.iinfo(np.uint32).max)):
         leaf = np.full(n, -1, np.int32)
-        out.append(_grow.grow_tree(X, R, mr, mode_val, Rh, high, np.arange(n, dtype=np.int64), *tags.kernel_args(),
-                                      3, 3, np.array([7], np.uint64), leaf) + (leaf,))
+        out.append(_grow.grow_tree(X, R, mr, mode_val, Rh, high, *_keys.sparse_keys(R, mr, Rh, high),
+                                      np.arange(n, dtype=np.int64), *tags.kernel_args(), 3, 3, np.array([7], np.uint64),
+                                      leaf) + (leaf,))
     assert out[0][5] > 10
     for a, b in zip(out[0], out[1]):
         np.testing.assert_array_equal(a, b)
@@ -340,7 +341,8 @@ def test_dense_ranks_match_scipy_and_both_key_widths_grow_the_same_tree():
     _, mode_rank, mode_val, Rh, high = _keys.feature_keys(X)
     for keys in (R, R.astype(np.uint32)):
         leaf = np.full(300, -1, np.int32)
-        out.append(_grow.grow_tree(X, keys, mode_rank, mode_val, Rh, high, np.arange(300, dtype=np.int64),
+        out.append(_grow.grow_tree(X, keys, mode_rank, mode_val, Rh, high, *_keys.sparse_keys(keys, mode_rank, Rh, high),
+                                      np.arange(300, dtype=np.int64),
                                       *tags.kernel_args(), 3, 2, np.array([99], np.uint64), leaf))
     for a, b in zip(out[0][:5], out[1][:5]):
         np.testing.assert_array_equal(a, b)
@@ -385,7 +387,8 @@ def test_wide_features_keep_their_ranks_in_two_halves_and_grow_the_same_tree(nar
                      (R32.astype(np.uint32), mode32, mode_val, Rh[:0], no_high),
                      (R, mode32, mode_val, Rh2, high)):
             leaf = np.full(n, -1, np.int32)
-            grown.append(_grow.grow_tree(X, *keys, np.arange(n, dtype=np.int64), *tags.kernel_args(), 3, 4,
+            grown.append(_grow.grow_tree(X, *keys, *_keys.sparse_keys(keys[0], keys[1], keys[3], keys[4]),
+                                            np.arange(n, dtype=np.int64), *tags.kernel_args(), 3, 4,
                                             np.array([11], np.uint64), leaf, split_sample, local) + (leaf,))
         assert grown[0][5] > 20
         for other in grown[1:]:

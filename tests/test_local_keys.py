@@ -22,7 +22,7 @@ def _grow(X, Y, layers, local_size, soft=True, ignore_untagged=True, samples=Non
     n = X.shape[0]
     samples = np.arange(n, dtype=np.int64) if samples is None else samples.copy()
     leaf = np.full(n, -1, np.int32)
-    out = grow_module.grow_tree(X, *_keys.feature_keys(X), samples, *tags.kernel_args(), 3, max_features,
+    out = grow_module.grow_tree(X, *_keys.split_keys(X), samples, *tags.kernel_args(), 3, max_features,
                              np.array([seed], np.uint64), leaf, split_sample, local_size)
     return out, leaf
 

@@ -26,10 +26,9 @@ def _node(seed, n=240, lsz=12, d=10):
                              _split.soft_rows(samples, tags.n_layers, tags.has_layer, True))
     cS, PS, MS, W, PL, ML, T = ws.cS, ws.PS, ws.MS, ws.W, ws.P_swept, ws.M_swept, ws.T
     nptr, ntag, nrow, slots, nsoft, wstep, wmiss = ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft, ws.wstep, ws.wmiss
-    k, soft_mode, imp, _, _, _ = _split.target_layer(samples, 0, n, *tags.kernel_args(), cS, PS, MS)
+    k, soft_mode, imp, _, _, _, K = _split.target_layer(samples, 0, n, *tags.kernel_args(), cS, PS, MS, nptr, ntag,
+                                                        nrow, slots, nsoft)
     assert k == 0 and soft_mode
-    K = _criterion.node_layer_tags(samples, 0, n, 0, tags.layer_ptr, tags.ly_indptr, tags.ly_indices, tags.has_layer,
-                                   True, tags.soft_pos, tags.soft_neg, nptr, ntag, nrow, slots, nsoft)
     nlab, SW, C2, C1 = _criterion.soft_step_bounds(n, nptr, ntag, nrow, lsz, nsoft, PS, MS, W, wstep, wmiss)
     assert nlab == (nrow[:n] < 0).sum()
     margin = 1e-9 * (1.0 + imp + C1)

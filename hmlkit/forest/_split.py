@@ -18,7 +18,10 @@ from ._criterion import (
     EPS_PURE,
     SLOTS_MAX,
     clear_counts,
+    clear_node_counts,
+    fill_slots,
     fold_size,
+    hard_layer_tags,
     layer_parent_stats,
     node_layer_tags,
     soft_step_bounds,
@@ -30,29 +33,40 @@ from ._keys import sort_node_keys
 
 @nb.njit(cache=True, error_model="numpy")
 def target_layer(samples, start, end, n_layers, ly_indptr, ly_indices, layer_ptr, has_layer, soft_pos, soft_neg,
-                 use_soft, ignore_untagged, cS, PS, MS):
-    """The first impure layer (alpha_k = 1, Eq. 5) and its statistics.
+                 use_soft, ignore_untagged, cS, PS, MS, nptr, ntag, nrow, slots, nsoft):
+    """The first impure layer (alpha_k = 1, Eq. 5), its statistics and the node's tags in
+    node-local form (``node_layer_tags``).
 
-    Returns (k, soft_mode, impurity, sum c, sum c^2, n_lab); k = -1 when
+    Returns (k, soft_mode, impurity, sum c, sum c^2, n_lab, K); k = -1 when
     every layer is pure (a layer with no labelled sample counts as pure);
     n_lab: the samples with mass in a hard layer (all but the untagged ones
-    with ``ignore_untagged``). On return cS holds layer k's counts (clear
-    it with ``clear_counts`` when the node is done).
+    with ``ignore_untagged``); K the tag slots per position. On return cS holds
+    layer k's counts (clear it with ``clear_node_counts`` when the node is done).
+    A hard layer's statistics and tag copy take one pass (``hard_layer_tags``).
     """
     N = end - start
     for k in range(n_layers):
         soft = use_soft and k < n_layers - 1
-        imp, n_missing, sumS, sumsq = layer_parent_stats(samples, start, end, k, ly_indptr, ly_indices, layer_ptr,
-                                                         has_layer, soft_pos, soft_neg, soft, ignore_untagged,
-                                                         cS, PS, MS)
+        if soft:
+            imp, n_missing, sumS, sumsq = layer_parent_stats(samples, start, end, k, ly_indptr, ly_indices,
+                                                             layer_ptr, has_layer, soft_pos, soft_neg, True,
+                                                             ignore_untagged, cS, PS, MS)
+            if imp > EPS_PURE:
+                # with no missing sample the soft criterion equals the hard one:
+                # use the cheaper hard sweep
+                soft_mode = n_missing > 0
+                K = node_layer_tags(samples, start, end, k, layer_ptr, ly_indptr, ly_indices, has_layer, soft_mode,
+                                    soft_pos, soft_neg, nptr, ntag, nrow, slots, nsoft)
+                return k, soft_mode, imp, sumS, sumsq, N, K
+            clear_counts(samples, start, end, k, ly_indptr, ly_indices, cS)
+            continue
+        imp, n_missing, sumS, sumsq = hard_layer_tags(samples, start, end, k, ly_indptr, ly_indices,
+                                                      ignore_untagged, cS, nptr, ntag, nrow)
         if imp > EPS_PURE:
-            # with no missing sample the soft criterion equals the hard one:
-            # use the cheaper hard sweep
-            if soft:
-                return k, n_missing > 0, imp, sumS, sumsq, N
-            return k, False, imp, sumS, sumsq, N - n_missing
-        clear_counts(samples, start, end, k, ly_indptr, ly_indices, cS)
-    return -1, False, 0.0, 0, 0, N
+            K = fill_slots(N, layer_ptr[k + 1] - layer_ptr[k], nptr, ntag, slots)
+            return k, False, imp, sumS, sumsq, N - n_missing, K
+        clear_node_counts(N, nptr, ntag, cS)
+    return -1, False, 0.0, 0, 0, N, 0
 
 
 @nb.njit(cache=True)
@@ -124,11 +138,54 @@ def _gather_keys(R, Rh, h, f, kidx, start, N, md, keys, cpos):
 
 
 @nb.njit(cache=True, inline="always")
+def _gather_sparse(R, Rh, h, f, kidx, start, N, md, keys, cpos, sp_idx, b0, b1, spos):
+    """``_gather_keys`` of a sparse feature from its list of off-mode samples
+    sp_idx[b0:b1] (``sparse_keys``) instead of the node's N keys: a listed sample is the
+    node's when ``spos`` (the node's positions, see ``search_node``) points at it. Same
+    results: the list ascends, as the node's samples do, so keys[:m] come in the order
+    the whole gather finds them; the mode counts in the key range when some sample holds
+    it (m < N). Branch-free: whether a listed sample is the node's is a coin toss."""
+    kmin = np.uint32(0xFFFFFFFF)
+    kmax = np.uint32(0)
+    m = np.int64(0)
+    g0 = np.int64(0)
+    for b in range(b0, b1):
+        s = sp_idx[b]
+        a = spos[s]
+        mine = a < N and kidx[start + a] == s
+        v = np.uint32(R[f, s])
+        if h >= 0:
+            v |= np.uint32(Rh[h, s]) << 16
+        keys[m] = v
+        cpos[m] = a
+        m += mine
+        g0 += mine and v < md
+        kmin = min(kmin, v if mine else np.uint32(0xFFFFFFFF))
+        kmax = max(kmax, v if mine else np.uint32(0))
+    if m < N:
+        kmin = min(kmin, md)
+        kmax = max(kmax, md)
+    return m, g0, kmin, kmax
+
+
+@nb.njit(cache=True, inline="always")
 def _prefetch_keys(R, Rh, h, f, kidx, start, end):
     """``prefetch_ranks`` of feature f's keys, and of their high halves when h >= 0."""
     prefetch_ranks(R, f, kidx, start, end)
     if h >= 0:
         prefetch_ranks(Rh, h, kidx, start, end)
+
+
+# a listed sparse feature is gathered from its list on nodes of more than SPARSE_GATHER times
+# as many samples as the list holds (a listed sample costs more than a gathered key: its
+# position is looked up and checked)
+SPARSE_GATHER = 4
+
+
+@nb.njit(cache=True, inline="always")
+def _sparse_gather(sp_len, f, N):
+    """Whether a node of N samples gathers feature f from its list (``_gather_sparse``)."""
+    return 0 <= sp_len[f] and SPARSE_GATHER * sp_len[f] < N
 
 
 # Prefetching a node's keys from R (the nodes above a local subtree): the next candidate's
@@ -143,7 +200,8 @@ PF_GATHER = 64
 
 
 @nb.njit(cache=True, error_model="numpy")
-def search_node(X, R, Rh, high, mode_rank, mode_val, samples, kidx, start, end, features, draw, n_known, max_features,
+def search_node(X, R, Rh, high, mode_rank, mode_val, sp_start, sp_len, sp_idx, spos, samples, kidx, start, end, features,
+                draw, n_known, max_features,
                 rng_state, keys, order, tmp, cnt, cpos, pos, skey, k, soft_mode, imp_S, sumS, sumsqS, n_lab, layer_ptr,
                 nptr, ntag, nrow, slots, nsoft, K, cS, PS, MS, W, c_swept, P_swept, M_swept, T, wstep, wmiss, min_leaf):
     """Best split of one node: (feature, threshold, gain, rank of the first
@@ -160,6 +218,14 @@ def search_node(X, R, Rh, high, mode_rank, mode_val, samples, kidx, start, end, 
     column of R holding the keys of ``samples[a]`` (``samples`` itself,
     or the rows of a local subtree's key block, see ``grow_tree``); X is read at
     ``samples``.
+
+    sp_start, sp_len, sp_idx: the sparse features' lists of off-mode samples
+    (``sparse_keys``; sp_len all -1: none). A listed feature with fewer than N /
+    ``SPARSE_GATHER`` of them is gathered from its list (``_gather_sparse``), the others
+    whole. Only where ``kidx`` holds sample indices in ascending order, each once (not in a
+    local subtree's block, nor with bootstrap duplicates): the caller passes no lists
+    otherwise. ``spos`` (n,): scratch, the node's position of each of its samples, written
+    at the node's first sparse gather; any value in [0, n) on entry.
 
     Each candidate is gathered (integer ranks), sorted and swept here, in
     one call per node: a call of a numba function costs reference-count
@@ -195,13 +261,23 @@ def search_node(X, R, Rh, high, mode_rank, mode_val, samples, kidx, start, end, 
     f_i = d
     f_j, n_visited, n_drawn_const, nxt = _next_candidate(features, draw, n_known, max_features, rng_state, f_i,
                                                          n_found, n_total, n_visited, n_drawn_const, 0)
-    if f_j >= 0:
+    if f_j >= 0 and not _sparse_gather(sp_len, features[f_j], N):
         _prefetch_keys(R, Rh, high[features[f_j]], features[f_j], kidx, start, min(end, start + PF_NEXT))
+    marked = False
     while f_j >= 0:
         f = features[f_j]
         # the node's integer keys on f but those at the feature's mode
         md = mode_rank[f]
-        m, g0, kmin, kmax = _gather_keys(R, Rh, high[f], f, kidx, start, N, md, keys, cpos)
+        if _sparse_gather(sp_len, f, N):
+            if not marked:
+                for a in range(N):
+                    spos[kidx[start + a]] = a
+                marked = True
+            b0 = sp_start[f]
+            m, g0, kmin, kmax = _gather_sparse(R, Rh, high[f], f, kidx, start, N, md, keys, cpos, sp_idx, b0,
+                                               b0 + sp_len[f], spos)
+        else:
+            m, g0, kmin, kmax = _gather_keys(R, Rh, high[f], f, kidx, start, N, md, keys, cpos)
         if kmax <= kmin:  # constant on this node
             if draw:
                 features[f_j] = features[n_total]
@@ -216,7 +292,7 @@ def search_node(X, R, Rh, high, mode_rank, mode_val, samples, kidx, start, end, 
         # prefetch its ranks: their cache misses overlap this feature's sort and sweep
         f_j, n_visited, n_drawn_const, nxt = _next_candidate(features, draw, n_known, max_features, rng_state, f_i,
                                                              n_found, n_total, n_visited, n_drawn_const, nxt)
-        if f_j >= 0:
+        if f_j >= 0 and not _sparse_gather(sp_len, features[f_j], N):
             _prefetch_keys(R, Rh, high[features[f_j]], features[f_j], kidx, start, min(end, start + PF_NEXT))
         if kmax <= kmin:
             continue
@@ -315,17 +391,18 @@ def best_split_over(X, R, mode_rank, mode_val, Rh, high, samples, features, n_la
     n = samples.shape[0]
     ws = _workspace(n, n_layers, layer_ptr, tag_entries(samples, ly_indptr),
                     soft_rows(samples, n_layers, has_layer, use_soft))
-    k, soft_mode, imp, sumS, sumsq, n_lab = target_layer(samples, 0, n, n_layers, ly_indptr, ly_indices, layer_ptr,
-                                                         has_layer, soft_pos, soft_neg, use_soft, ignore_untagged,
-                                                         ws.cS, ws.PS, ws.MS)
+    k, soft_mode, imp, sumS, sumsq, n_lab, K = target_layer(samples, 0, n, n_layers, ly_indptr, ly_indices,
+                                                            layer_ptr, has_layer, soft_pos, soft_neg, use_soft,
+                                                            ignore_untagged, ws.cS, ws.PS, ws.MS, ws.nptr, ws.ntag,
+                                                            ws.nrow, ws.slots, ws.nsoft)
     if k < 0:
         return -1, np.float32(0.0), 0.0, -1
-    K = node_layer_tags(samples, 0, n, k, layer_ptr, ly_indptr, ly_indices, has_layer, soft_mode, soft_pos, soft_neg,
-                        ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft)
     best_f, best_t, best_gain, _, _ = search_node(
-        X, R, Rh, high, mode_rank, mode_val, samples, samples, 0, n, features, False, 0, 0, np.zeros(1, np.uint64), ws.keys, ws.order,
+        X, R, Rh, high, mode_rank, mode_val, np.zeros(X.shape[1], np.int64), np.full(X.shape[1], -1, np.int64),
+        np.empty(0, np.int32),
+        np.zeros(X.shape[0], np.int64), samples, samples, 0, n, features, False, 0, 0, np.zeros(1, np.uint64), ws.keys, ws.order,
         ws.tmp, ws.cnt, ws.cpos, ws.pos, ws.skey, k, soft_mode, imp, sumS, sumsq, n_lab, layer_ptr, ws.nptr, ws.ntag,
         ws.nrow, ws.slots, ws.nsoft, K, ws.cS, ws.PS, ws.MS, ws.W, ws.c_swept, ws.P_swept, ws.M_swept, ws.T, ws.wstep,
         ws.wmiss, min_leaf)
-    clear_counts(samples, 0, n, k, ly_indptr, ly_indices, ws.cS)
+    clear_node_counts(n, ws.nptr, ws.ntag, ws.cS)
     return best_f, best_t, best_gain, k
