@@ -34,7 +34,7 @@ def warm():
     HMLForest(n_estimators=2, random_state=0, hierarchy=False).fit(X, Y)
     # the uint32 split keys that most features with more than 65,536 values take: compiled here,
     # not inside the first timed fit of that size (narrow=2 makes these features wide)
-    keys = _grow.feature_keys(X, narrow=2)
+    keys = _grow.split_keys(X, narrow=2)
     _grow.grow_one(X, keys, build_tag_arrays(sp.csr_matrix(Y), [np.arange(4)]).kernel_args(), None,
                    np.array([1], np.uint64), 3, 2, 32768)
     return time.perf_counter() - t

@@ -13,7 +13,8 @@ sqrt features, 2 threads):
 - ``flat``: trecvid profile, ``hierarchy=False``, 50 trees;
 - ``nuswide_flat``: nuswide profile at 5,000 samples, ``hierarchy=False``, 12 trees;
 - ``nuswide_layers``: the same with 2 estimated layers and soft tags, 12 trees;
-- ``corel5k``: Corel5k with its estimated layers, 20 trees (skipped when the file is missing).
+- ``corel5k``: Corel5k with its estimated layers, 50 trees, and ``corel5k_flat`` without them,
+  50 trees (both skipped when the file is missing): binary visual words, the sparse gather's shape.
 
 Exit status 0 when all match; the last line says ``identical`` or lists the differences.
 """
@@ -43,7 +44,8 @@ def _forests():
            ("nuswide_layers", nus, estimate_layers(nus.Y, n_layers=2, random_state=0), True, 12)]
     try:
         cor = load_dataset("corel5k")
-        out.append(("corel5k", cor, cor.layers, True, 20))
+        out.append(("corel5k", cor, cor.layers, True, 50))
+        out.append(("corel5k_flat", cor, None, False, 50))
     except (FileNotFoundError, OSError) as exc:
         print(f"corel5k skipped: {exc}", file=sys.stderr)
     return out
