@@ -29,6 +29,18 @@ def test_sparse_keys_lists_the_samples_off_each_sparse_features_mode():
     assert sp_idx.dtype == np.int32 and sp_idx.size == 7
 
 
+def test_sparse_keys_list_up_to_an_eighth_of_the_samples_off_the_mode():
+    n = 5000
+    X = np.zeros((n, 3), np.float32)
+    X[:625, 0] = 1.0  # n / 8 off the mode: listed
+    X[:626, 1] = 1.0  # one more: gathered whole
+    X[::2, 2] = np.arange(n // 2) + 1.0  # half the samples off it, the count given up early
+    R, mode_rank, _, Rh, high = _keys.feature_keys(X)
+    sp_start, sp_len, sp_idx = _keys.sparse_keys(R, mode_rank, Rh, high)
+    assert sp_len.tolist() == [625, -1, -1]
+    assert sp_idx.tolist() == list(range(625))
+
+
 def test_sparse_keys_read_the_high_halves_of_wide_features():
     rng = np.random.default_rng(3)
     n = 400

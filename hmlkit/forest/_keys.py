@@ -98,17 +98,21 @@ def sparse_keys(R, mode_rank, Rh, high):
     d, n = R.shape
     sp_start = np.zeros(d, np.int64)
     sp_len = np.full(d, -1, np.int64)
+    cap = n // SPARSE_SHARE
     tot = 0
     for f in range(d):
         h = high[f]
         md = mode_rank[f]
         c = 0
-        for s in range(n):
-            v = np.uint32(R[f, s])
-            if h >= 0:
-                v |= np.uint32(Rh[h, s]) << 16
-            c += v != md
-        if c * SPARSE_SHARE <= n:
+        for s0 in range(0, n, 1024):  # a dense feature is given up after about n / SPARSE_SHARE keys
+            for s in range(s0, min(n, s0 + 1024)):
+                v = np.uint32(R[f, s])
+                if h >= 0:
+                    v |= np.uint32(Rh[h, s]) << 16
+                c += v != md
+            if c > cap:
+                break
+        if c <= cap:
             sp_start[f] = tot
             sp_len[f] = c
             tot += c
