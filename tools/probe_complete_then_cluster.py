@@ -1,0 +1,81 @@
+"""Issue 46's probe: complete, then cluster. The recommended HMLClustering on Corel5k with some of
+its tags removed, its forest graph fused (tag weight 0.5, as the default) with a tag graph built
+on the observed tags plus the completer's top predictions for the unobserved ones.
+
+    python tools/probe_complete_then_cluster.py [--rates 0,0.25,0.5,0.75] [--seeds 0,1,2] [--trees 100]
+
+Per rate and removal seed, NMI against Corel5k's groups of:
+
+- ``base``: ``HMLClustering(50, random_state=seed, n_estimators=trees)``, the recommended row;
+- ``all_b{beta}t{t}``: its forest, clustered with the tags Y + beta * (each sample's t best
+  completer scores among its unobserved tags, each row's scores divided by their maximum);
+- ``tagged_b{beta}t{t}``: the same, predictions added only to samples with at least one observed
+  tag (the untagged ones keep no tag edge: the forest alone places them, as in ``base``).
+
+The completer is ``HMLTagCompleter("AM")`` with the same seed and trees; it never sees the
+removed tags, and a sample's observed tags are not among its predictions.
+
+Measured at 456fc2f (NMI, mean over seeds 0-2; base -> tagged_b0.5t10, its range): removed 0 %
+0.616 -> 0.640 (0.639-0.642), 25 % 0.540 -> 0.580 (0.574-0.587), 50 % 0.442 -> 0.468
+(0.463-0.473), 75 % 0.338 -> 0.343 (0.339-0.349). ``all`` loses at 75 % (0.313): 37 % of the
+images are untagged there, and predicted tags, which come from their forest neighbours, pull
+them into tagged clusters.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from hmlkit.cluster import HMLClustering, cluster_forest
+from hmlkit.complete import HMLTagCompleter
+from hmlkit.data import load_dataset, remove_tags
+from hmlkit.metrics import clustering_scores
+
+VARIANTS = ((0.5, 3), (1.0, 3), (0.5, 10))
+
+
+def top_scores(S, t):
+    """Each row's t largest entries of the dense S, as a csr matrix."""
+    idx = np.argpartition(-S, t, axis=1)[:, :t]
+    rows = np.repeat(np.arange(S.shape[0]), t)
+    return sp.csr_matrix((S[rows, idx.ravel()], (rows, idx.ravel())), shape=S.shape)
+
+
+def probe(data, rate, seed, trees):
+    k = data.n_groups
+    d = remove_tags(data, rate, random_state=seed) if rate else data
+    hc = HMLClustering(k, random_state=seed, n_estimators=trees, n_jobs=1).fit(d.X, d.Y, d.layers)
+    out = {"base": clustering_scores(data.groups, hc.labels_)["nmi"]}
+    S = np.asarray(HMLTagCompleter("AM", random_state=seed, n_estimators=trees, n_jobs=1)
+                   .fit(d.X, d.Y, d.layers).predict_scores(), np.float64)
+    Y = sp.csr_matrix(d.Y, dtype=np.float64)
+    S = S / np.maximum(S.max(axis=1, keepdims=True), 1e-12)
+    S[Y.toarray() > 0] = 0.0  # only unobserved tags are predicted
+    tagged = sp.diags((np.asarray(Y.sum(1)).ravel() > 0).astype(np.float64))
+    for beta, t in VARIANTS:
+        for name, P in (("all", top_scores(S, t)), ("tagged", tagged @ top_scores(S, t))):
+            labels = cluster_forest(hc.forest_, k, 20, seed, Y=(Y + beta * P).tocsr(), tag_weight=0.5)[0]
+            out[f"{name}_b{beta}t{t}"] = clustering_scores(data.groups, labels)["nmi"]
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rates", default="0,0.25,0.5,0.75")
+    ap.add_argument("--seeds", default="0,1,2")
+    ap.add_argument("--trees", type=int, default=100)
+    a = ap.parse_args(argv)
+    data = load_dataset("corel5k")
+    for rate in (float(r) for r in a.rates.split(",")):
+        for seed in (int(s) for s in a.seeds.split(",")):
+            t0 = time.time()
+            res = probe(data, rate, seed, a.trees)
+            print(f"removed={rate:.2f} seed={seed} " + " ".join(f"{k}={v:.3f}" for k, v in res.items())
+                  + f" ({time.time() - t0:.0f} s)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
