@@ -50,7 +50,7 @@ def test_lanczos_embedding_spans_the_same_space_as_scikit_learns(monkeypatch):
     from sklearn.datasets import make_blobs
     from sklearn.metrics import adjusted_rand_score
 
-    import hmlkit.cluster as C
+    import hmlkit.spectral as C
     from hmlkit.affinity import knn_affinity
 
     X, _ = make_blobs(900, centers=6, cluster_std=1.0, random_state=0)
@@ -85,7 +85,7 @@ def test_auto_solver_takes_lanczos_on_a_connected_graph_with_the_same_clusters()
     from sklearn.cluster import KMeans
     from sklearn.metrics import adjusted_rand_score
 
-    import hmlkit.cluster as C
+    import hmlkit.spectral as C
 
     W = _blob_graph(1200, 8, 1.5, box=(-6.0, 6.0))
     assert W.shape[0] >= C.LANCZOS64_FROM and C._connected(W)
@@ -102,7 +102,7 @@ def test_auto_solver_keeps_scikit_learns_path_on_a_graph_in_pieces():
     eigenspace is degenerate, so the embedding stays scikit-learn's, as first measured."""
     import scipy.sparse as sp
 
-    import hmlkit.cluster as C
+    import hmlkit.spectral as C
 
     W = _blob_graph(600, 3, 0.5)
     W = sp.block_diag([W, _blob_graph(600, 3, 0.5, seed=1)]).tocsr()  # two disjoint graphs

@@ -786,3 +786,36 @@ def test_the_ln_recall_miss_names_ln_against_the_winner():
     res = {r.id: r for r in claims.evaluate("table6_8_completion", ds)}
     assert res["T6-ln-ar1"].verdict == claims.FAILS
     assert res["T6-ln-ar1"].diagnosis.startswith("AR@1: hmlrf_ln 0.129 vs hmlrf_am 0.132")
+
+
+def test_the_spread_claim_judges_the_recommended_row_across_removal_seeds():
+    """R-spread: the recommended row's NMI spread (largest - smallest over the removal seeds)
+    at most 0.02 at every rate; one seed is not judged."""
+    import xarray as xr
+
+    from hmlkit.studies.claims import CLAIMS
+    from hmlkit.studies.claims._base import NotChecked
+
+    def ds(values):
+        v = np.asarray(values, float)  # (rate, fold)
+        score = np.broadcast_to(v[None, :, None, :], (1, v.shape[0], 1, v.shape[1]))
+        return xr.Dataset({"score": (("row", "sparseness", "metric", "fold"), score)},
+                          coords={"row": ["hmlrf"], "sparseness": [0.0, 0.5], "metric": ["nmi"],
+                                  "fold": np.arange(v.shape[1])})
+    claim = {c[0]: c[2] for c in CLAIMS["real_corel"]}["R-spread"]
+    from hmlkit.studies.claims._base import FAILS, HOLDS
+
+    ok, detail = claim(ds([[0.60, 0.61, 0.615], [0.40, 0.41, 0.405]]))
+    assert ok == HOLDS and "0%: 0.015" in detail and "50%: 0.010" in detail
+    ok, detail = claim(ds([[0.60, 0.61, 0.615], [0.40, 0.43, 0.405]]))
+    assert ok == FAILS and "50%: 0.030" in detail
+    with pytest.raises(NotChecked, match="one removal seed"):
+        claim(ds([[0.6], [0.4]]))
+    with pytest.raises(NotChecked, match="NaN"):
+        claim(ds([[0.6, np.nan], [0.4, 0.4]]))
+    from hmlkit.studies.claims.diagnose import DIAGNOSES
+
+    class Miss:
+        verdict = FAILS
+    miss = ds([[0.60, 0.61, 0.615], [0.40, 0.43, 0.405]])
+    assert DIAGNOSES["R-spread"](miss, Miss()) == "0%: seeds 0.600 / 0.610 / 0.615; 50%: seeds 0.400 / 0.430 / 0.405"

@@ -51,7 +51,7 @@ def top_scores(S, t):
 def probe(data, rate, seed, trees):
     k = data.n_groups
     d = remove_tags(data, rate, random_state=seed) if rate else data
-    hc = HMLClustering(k, random_state=seed, n_estimators=trees, n_jobs=1).fit(d.X, d.Y, d.layers)
+    hc = HMLClustering(k, random_state=seed, n_estimators=trees, n_jobs=1, complete_tags=False).fit(d.X, d.Y, d.layers)
     out = {"base": clustering_scores(data.groups, hc.labels_)["nmi"]}
     S = np.asarray(HMLTagCompleter("AM", random_state=seed, n_estimators=trees, n_jobs=1)
                    .fit(d.X, d.Y, d.layers).predict_scores(), np.float64)

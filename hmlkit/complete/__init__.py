@@ -24,9 +24,9 @@ from .._validation import (
 from ..affinity import _kernels as KA
 from ..affinity import leaf_knn
 from ..affinity.leaf import _compact, _leaf_ids
-from ..cluster import cluster_forest, forest_from
-from ..forest.estimator import SPLIT_SAMPLE
+from ..forest.estimator import SPLIT_SAMPLE, forest_from
 from ..primitives.parallel import chunk_bounds
+from ..spectral import cluster_forest
 from ..tokens import resolve_feature_map
 from . import _kernels as KC
 
@@ -219,6 +219,51 @@ def check_lift_exponent(value):
             or not np.isfinite(value) or value < 0:
         raise ValueError(f"lift_exponent must be None or a finite number >= 0, got {value!r}")
     return float(value)
+
+
+def completed_tags(idx, w, Y, n_neighbors, weight=0.5, top=10, lift_exponent=0.5, chunk_rows=4096):
+    """The observed tags ``Y`` plus ``weight`` times each tagged sample's ``top`` best
+    completion scores among its unobserved tags, each row's scores divided by their
+    maximum: the tags ``HMLClustering`` builds its tag graph on (``complete_tags``).
+
+    The scores are :class:`HMLTagCompleter`'s AM with the lift product
+    (:func:`affinity_measure_scores`, :func:`lift_product_scores`), from the
+    neighbour lists ``idx``, ``w`` (n, kappa) of the training samples themselves
+    (``leaf_knn`` of the forest's training leaves: a sample is never its own
+    neighbour in the vote). Equal scores are
+    ranked by lower tag index. A sample with no
+    observed tag gets none: its predictions would come from its forest neighbours
+    alone, repeat the forest graph in the tag graph and pull it into tagged clusters
+    (on Corel5k at 75 % removed, NMI 0.31 with them against 0.34 without).
+    Rows are scored ``chunk_rows`` at a time, so memory stays O(chunk_rows x m).
+    Returns csr (n, m) float64."""
+    Y = check_Y(Y)
+    n, m = Y.shape
+    if float(weight) == 0.0 or int(top) < 1 or Y.nnz == 0:
+        return Y.astype(np.float64)
+    top = min(int(top), m)
+    P, prior, per_sample = conditional_cooccurrence(Y), tag_prior(Y), Y.nnz / n
+    tagged = np.flatnonzero(np.diff(Y.indptr) > 0)
+    rows, cols, vals = [], [], []
+    for lo in range(0, len(tagged), chunk_rows):
+        r = tagged[lo:lo + chunk_rows]
+        Yq = Y[r]
+        vote = affinity_measure_scores(idx[r], w[r], Y, n_neighbors)
+        S = lift_product_scores(vote, Yq, P, prior, per_sample, lift_exponent)
+        S /= np.maximum(S.max(axis=1, keepdims=True), 1e-12)
+        S[np.repeat(np.arange(len(r)), np.diff(Yq.indptr)), Yq.indices] = 0.0  # observed: not predicted
+        # each row's top scores, ties at the t-th broken by lower tag index (argpartition's
+        # pick among ties would depend on the chunk's layout)
+        kth = -np.partition(-S, top - 1, axis=1)[:, top - 1:top]
+        above = S > kth
+        tied = S == kth
+        chosen = (above | (tied & (np.cumsum(tied, axis=1) <= top - above.sum(axis=1, keepdims=True)))) & (S > 0)
+        i, j = np.nonzero(chosen)
+        rows.append(r[i])
+        cols.append(j)
+        vals.append(S[i, j])
+    added = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, m))
+    return (Y.astype(np.float64) + float(weight) * added).tocsr()
 
 
 class TransductiveScoresMixin:

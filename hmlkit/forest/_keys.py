@@ -83,7 +83,7 @@ def split_keys(X, narrow=RANK16):
 
 # a feature gets its list of off-mode samples when at most 1/SPARSE_SHARE of them hold a key
 # other than its mode: the lists then take at most a quarter of R's memory (int32 entries
-# against uint16 keys), and they pay only on nodes of more than twice as many samples
+# against uint16 keys), and they pay only on nodes of more than SPARSE_GATHER (4) times as many samples
 SPARSE_SHARE = 8
 
 

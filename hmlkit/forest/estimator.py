@@ -248,3 +248,16 @@ class HMLForest(SparseXTags, BaseEstimator):
     @property
     def n_nodes_(self):
         return np.diff(self.node_offset_)
+
+
+# the forest parameters an estimator built on the forest (HMLClustering, HMLTagCompleter) shares
+FOREST_PARAMS = ("n_estimators", "min_samples_leaf", "max_features", "hierarchy", "correlations", "untagged",
+                 "n_jobs", "verbose", "random_state", "split_sample")
+
+
+def forest_from(estimator, **overrides):
+    """An unfitted HMLForest with the forest parameters of ``estimator``
+    (HMLClustering, HMLTagCompleter), so both stay in step."""
+    params = {k: getattr(estimator, k) for k in FOREST_PARAMS}
+    params.update(overrides)
+    return HMLForest(**params)

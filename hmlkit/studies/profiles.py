@@ -2,7 +2,7 @@
 
 ``quick``     CI: tiny samples and forests; the whole set runs in a few minutes.
 ``standard``  the main job (``make studies``): full-size ``trecvid``, reduced ``nuswide``,
-              fewer trees and folds than the paper; the whole set in about 37 min on 2 cores
+              fewer trees and folds than the paper; the whole set in about 33 min on 2 cores
               from a fresh clone (docs/performance.md, "The standard run").
 ``paper``     the paper's settings (tau = 1000 trees, phi = 3, 10 folds, full sizes).
 

@@ -95,6 +95,9 @@ def clustering_rows(cfg, part="all"):
         "spclust_visual": ("SpClust, visual cosine 20-NN", _graph_spectral("visual")),
         "spclust_tags": ("SpClust, observed tags cosine 20-NN", _graph_spectral("tags")),
         "hmlrf": ("HML-RF recommended (defaults)", _hml(cfg)),
+        # the defaults before tag completion (issue 46): the tag graph on the observed tags only
+        "hmlrf_observed_tags": ("HML-RF recommended, tag graph on the observed tags only",
+                                _hml(cfg, complete_tags=False)),
         "hmlrf_forest": ("HML-RF recommended forest, no tag graph", _hml(cfg, tag_weight=0.0)),
         "hmlrf_flat": ("HML-RF recommended, FlatTags", _hml(cfg, hierarchy=False)),
         "hmlrf_paper": ("HML-RF as in the paper", _hml(cfg, **PAPER_CLUSTERING)),
