@@ -111,11 +111,14 @@ class HMLClustering(SparseXTags, ClusterMixin, BaseEstimator):
         forest and the same kappa-NN lists as the graph, so at almost no
         extra cost; a sample is never its own neighbour). Untagged samples
         stay without a tag edge. Why: two images of one concept whose tags were removed
-        unevenly share few observed tags, but their predicted tags overlap;
-        measured on Corel5k at 0-75 % of the tags removed and on the trecvid
-        and nuswide profiles (docs/history.md, "complete_tags"; the
-        ``real_corel`` study's rows ``hmlrf`` and ``hmlrf_observed_tags``).
-        Ignored when ``tag_weight=0``.
+        unevenly share few observed tags, but their predicted tags overlap.
+        Mean NMI, 100 trees, observed tags only -> completed: Corel5k (seeds
+        0-2) at 0 / 25 / 50 / 75 % removed 0.616 / 0.540 / 0.442 / 0.338 ->
+        0.630 / 0.576 / 0.471 / 0.343 (the ``real_corel`` study's rows
+        ``hmlrf_observed_tags`` and ``hmlrf``); trecvid profile (2 folds)
+        0.770 -> 0.780; nuswide profile (2000 samples, 2 folds) 0.775 ->
+        0.790 (docs/history.md, "complete_tags"). Ignored when
+        ``tag_weight=0``.
     completion_weight : float in [0, 1], default 0.5
         beta: a predicted tag's weight against an observed one's (1).
     completion_top : int >= 1, default 10

@@ -819,3 +819,21 @@ def test_the_spread_claim_judges_the_recommended_row_across_removal_seeds():
         verdict = FAILS
     miss = ds([[0.60, 0.61, 0.615], [0.40, 0.43, 0.405]])
     assert DIAGNOSES["R-spread"](miss, Miss()) == "0%: seeds 0.600 / 0.610 / 0.615; 50%: seeds 0.400 / 0.430 / 0.405"
+
+
+def test_real_corel_plots_without_a_completion_part():
+    """completion_datasets=[] (the clustering only, e.g. a run of more Table 1 seeds): the plot
+    used to divide by the number of completion data sets after the whole clustering had run."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from hmlkit.studies import real
+
+    data = toy()
+    cfg = study.setup("real_corel", "quick", folds=1, n_estimators=4, sparseness=[0.0], completion_datasets=[])
+    ds = real.clustering_study(data, cfg, rows={"spclust_tags": real.clustering_rows(cfg)["spclust_tags"]},
+                               progress=False)
+    ds = ds.merge(real.completion_study({}, cfg, progress=False))
+    assert ds.sizes.get("dataset", 0) == 0
+    fig = real.plot(ds)
+    assert len(fig.axes) >= 1

@@ -397,7 +397,7 @@ def plot(ds):
                   fontsize=9)
     ax1.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2, frameon=False)
     ax1.grid(alpha=0.3)
-    if "completion" in ds:
+    if "completion" in ds and ds.sizes.get("dataset", 0) > 0:  # completion_datasets=[]: no bars to draw
         ap = ds["completion"].sel(measure="AP", N=1).mean("fold")
         names = [str(x) for x in ds.clabel.values]
         y = np.arange(len(names))
