@@ -61,20 +61,36 @@ def top_scores(S, t):
     return sp.csr_matrix((S[rows, idx.ravel()], (rows, idx.ravel())), shape=S.shape)
 
 
+def _unobserved(Y, S):
+    """S with each row divided by its maximum and the observed tags (Y > 0) zeroed."""
+    S = S / np.maximum(S.max(axis=1, keepdims=True), 1e-12)
+    S[Y.toarray() > 0] = 0.0
+    return S
+
+
+def _tagged(Y):
+    """The diagonal 0/1 matrix of the samples with at least one observed tag."""
+    return sp.diags((np.asarray(Y.sum(1)).ravel() > 0).astype(np.float64))
+
+
 def _added(Y, S, beta=0.5, t=10):
     """Y plus beta times the t best unobserved scores of each tagged sample (rows of S
     divided by their maximum)."""
-    S = S / np.maximum(S.max(axis=1, keepdims=True), 1e-12)
-    S[Y.toarray() > 0] = 0.0
-    tagged = sp.diags((np.asarray(Y.sum(1)).ravel() > 0).astype(np.float64))
-    return (Y + beta * (tagged @ top_scores(S, t))).tocsr()
+    return (Y + beta * (_tagged(Y) @ top_scores(_unobserved(Y, S), t))).tocsr()
+
+
+def _base(data, rate, seed, trees):
+    """The removal draw and the recommended forest clustered on the observed tags only."""
+    d = remove_tags(data, rate, random_state=seed) if rate else data
+    hc = HMLClustering(data.n_groups, random_state=seed, n_estimators=trees, n_jobs=1,
+                       complete_tags=False).fit(d.X, d.Y, d.layers)
+    return d, hc
 
 
 def sources(data, rate, seed, trees):
     """NMI of the forest clustered with completed tags from three sources (``--sources``)."""
     k = data.n_groups
-    d = remove_tags(data, rate, random_state=seed) if rate else data
-    hc = HMLClustering(k, random_state=seed, n_estimators=trees, n_jobs=1, complete_tags=False).fit(d.X, d.Y, d.layers)
+    d, hc = _base(data, rate, seed, trees)
     Y = sp.csr_matrix(d.Y, dtype=np.float64)
     Yb = sp.csr_matrix(d.Y)
     n = Y.shape[0]
@@ -94,15 +110,13 @@ def sources(data, rate, seed, trees):
 
 def probe(data, rate, seed, trees):
     k = data.n_groups
-    d = remove_tags(data, rate, random_state=seed) if rate else data
-    hc = HMLClustering(k, random_state=seed, n_estimators=trees, n_jobs=1, complete_tags=False).fit(d.X, d.Y, d.layers)
+    d, hc = _base(data, rate, seed, trees)
     out = {"base": clustering_scores(data.groups, hc.labels_)["nmi"]}
     S = np.asarray(HMLTagCompleter("AM", random_state=seed, n_estimators=trees, n_jobs=1)
                    .fit(d.X, d.Y, d.layers).predict_scores(), np.float64)
     Y = sp.csr_matrix(d.Y, dtype=np.float64)
-    S = S / np.maximum(S.max(axis=1, keepdims=True), 1e-12)
-    S[Y.toarray() > 0] = 0.0  # only unobserved tags are predicted
-    tagged = sp.diags((np.asarray(Y.sum(1)).ravel() > 0).astype(np.float64))
+    S = _unobserved(Y, S)  # only unobserved tags are predicted
+    tagged = _tagged(Y)
     for beta, t in VARIANTS:
         for name, P in (("all", top_scores(S, t)), ("tagged", tagged @ top_scores(S, t))):
             labels = cluster_forest(hc.forest_, k, 20, seed, Y=(Y + beta * P).tocsr(), tag_weight=0.5)[0]
