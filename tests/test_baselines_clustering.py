@@ -261,8 +261,11 @@ def _brute_force_tag_split(X, Y, min_leaf):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_ccforest_split_matches_brute_force(seed):
-    """With real samples only the gain is the tag Gini gain: the kernel's root split must be the best one."""
+@pytest.mark.parametrize("sparse", [False, True])
+def test_ccforest_split_matches_brute_force(seed, sparse):
+    """With real samples only the gain is the tag Gini gain: the kernel's root split must be
+    the best one, on continuous columns and on mostly-zero ones (signed: the sweep's order
+    puts negatives, zeros and positives apart and sorts the non-zeros only)."""
     import scipy.sparse as sp
 
     from hmlkit.baselines.ccforest import grow_cc_tree
@@ -270,6 +273,9 @@ def test_ccforest_split_matches_brute_force(seed):
     rng = np.random.default_rng(seed)
     n, d, m, min_leaf = 13, 4, 5, 5  # children of 5..8 samples cannot split again
     X = rng.random((n, d)).astype(np.float32)
+    if sparse:
+        # half zeros, columns of either sign (a split of 5..8 samples needs the zeros at one end)
+        X = ((rng.random((n, d)) < 0.5) * X * np.array([1, -1, 1, -1])).astype(np.float32)
     Y = (rng.random((n, m)) < 0.4).astype(np.uint8)
     Ys = sp.csr_matrix(Y)
     leaf = np.full(n, -1, np.int32)
@@ -334,6 +340,50 @@ def test_affinity_propagation_kernel_matches_sklearn():
         np.testing.assert_array_equal(got, ref)
 
 
+def test_affinity_propagation_noise_drawn_once_is_the_noise_drawn_each_run():
+    """The preference search draws the tie-breaking noise once and only resets the
+    diagonal per run: bit for bit the matrix scikit-learn's recipe noises afresh."""
+    from sklearn.metrics import pairwise_distances
+
+    from hmlkit.baselines.classic import _TieBrokenSimilarity
+
+    X = np.random.default_rng(1).integers(0, 2, size=(40, 6)).astype(float)  # many tied similarities
+    S = -pairwise_distances(X, metric="sqeuclidean")
+    shared = _TieBrokenSimilarity(S, 7)
+    for pref in (np.median(S), 3.0 * S.min(), -0.25):
+        ref = S.copy()
+        ref.flat[:: S.shape[0] + 1] = pref
+        rs = np.random.RandomState(7)
+        ref += (np.finfo(float).eps * ref + np.finfo(float).tiny * 100) * rs.standard_normal(size=ref.shape)
+        np.testing.assert_array_equal(shared.with_preference(pref), ref)
+
+
+def test_affinity_propagation_messages_are_the_same_on_one_thread_and_two():
+    """One thread folds the column sums into the row pass (rows in order); two threads sum
+    them in a pass of their own: the same numbers, bit for bit, the same iterations."""
+    import numba
+    from sklearn.metrics import pairwise_distances
+
+    from hmlkit.baselines.classic import _ap_messages, _TieBrokenSimilarity
+
+    X = np.random.default_rng(2).normal(size=(150, 4))
+    S0 = -pairwise_distances(X, metric="sqeuclidean")
+    noised = _TieBrokenSimilarity(S0, 5)
+    before = numba.get_num_threads()
+    try:
+        for pref, max_iter in ((np.median(S0), 400), (S0.min(), 400), (np.median(S0), 7)):
+            S = noised.with_preference(pref)
+            out = {}
+            for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+                numba.set_num_threads(threads)
+                out[threads] = _ap_messages(S, 0.9, max_iter, 15)
+            one, two = out.values()
+            np.testing.assert_array_equal(one[0], two[0])
+            assert one[1:] == two[1:]
+    finally:
+        numba.set_num_threads(before)
+
+
 def test_affinity_propagation_keeps_the_closest_run_not_a_converged_far_one():
     """The kept run is the one closest to n_clusters; convergence only breaks ties. Scripted
     runs: the count falls with log(-preference), and only runs of over 3k clusters converge
@@ -345,7 +395,7 @@ def test_affinity_propagation_keeps_the_closest_run_not_a_converged_far_one():
     k, n = 5, 200
 
     class Scripted(AffinityPropagationClustering):
-        def _run(self, S, pref, seed):
+        def _run(self, S, pref):
             self.n_runs_ += 1
             c = int(np.clip(round(1e4 / -pref), 1, n))
             return np.arange(n) % c, c, c > 3 * k
@@ -358,7 +408,7 @@ def test_affinity_propagation_keeps_the_closest_run_not_a_converged_far_one():
     assert np.unique(ap.labels_).size == k
 
     class Tie(Scripted):  # counts k - 1 (not converged) and k + 1 (converged) only
-        def _run(self, S, pref, seed):
+        def _run(self, S, pref):
             self.n_runs_ += 1
             c = k - 1 if 1e4 / -pref < k else k + 1
             return np.arange(n) % c, c, c == k + 1
@@ -430,3 +480,22 @@ def test_detscore_cache_tells_tag_matrices_of_different_widths_apart():
     a = make_input("detscore", TaggedData(X, Y), random_state=0)
     b = make_input("detscore", TaggedData(X, np.c_[Y, np.zeros(60, int)]), random_state=0)
     assert a.shape == (60, 3) and b.shape == (60, 4)  # b came back (60, 3) from the cache
+
+
+@pytest.mark.parametrize("zeros", [0.0, 0.5, 0.98])
+def test_cc_forest_sort_order_sorts_mostly_zero_columns(zeros):
+    """CC-Forest's split sweep orders a node's values by placing negatives, zeros and
+    positives in one pass and sorting only the non-zeros (bag-of-words columns): the
+    values come out ascending and every index once, with ties and -0.0 among them."""
+    from hmlkit.baselines.ccforest import _sort_order
+
+    rng = np.random.default_rng(int(zeros * 100))
+    for n in (1, 2, 7, 300):
+        vals = rng.choice([-2.0, -0.5, 0.5, 1.0, 3.0], size=n) * (rng.random(n) >= zeros)
+        vals[rng.random(n) < 0.05] = -0.0
+        vals = np.concatenate([vals, rng.normal(size=5)]).astype(np.float32)  # room beyond n, never read
+        order = np.full(vals.size, -1, np.int64)
+        _sort_order(vals, n, order)
+        assert sorted(order[:n]) == list(range(n))
+        assert np.all(np.diff(vals[order[:n]]) >= 0)
+        assert np.all(order[n:] == -1)

@@ -65,6 +65,52 @@ def _tag_mass(sum_c, sum_c2, r):
     return sum_c - sum_c2 / r
 
 
+@nb.njit(cache=True, inline="always")
+def _sort_parts(vals, order, lo, hi):
+    """Sort ``order[lo:hi]`` by ``vals`` (ties in any order)."""
+    if hi - lo > 1:
+        part = order[lo:hi].copy()
+        o = np.argsort(vals[part])
+        for i in range(hi - lo):
+            order[lo + i] = part[o[i]]
+
+
+@nb.njit(cache=True)
+def _sort_order(vals, n, order):
+    """``order[:n]``: the indices of ``vals[:n]`` in ascending order of value, ties in any
+    order (a split falls between distinct values only, so the order within ties changes
+    nothing). Bag-of-words columns are mostly 0 (Corel5k's visual words: 98 %): the
+    negatives, zeros and positives are placed in one pass and only the non-zeros sorted,
+    where an argsort of the whole node sorted the zeros too."""
+    nneg = 0
+    npos = 0
+    for i in range(n):
+        if vals[i] < 0:
+            nneg += 1
+        elif vals[i] > 0:
+            npos += 1
+    if 4 * (n - nneg - npos) < n:  # mostly non-zero: one argsort
+        o = np.argsort(vals[:n])
+        for i in range(n):
+            order[i] = o[i]
+        return
+    a = 0
+    b = nneg
+    c = n - npos
+    for i in range(n):
+        if vals[i] < 0:
+            order[a] = i
+            a += 1
+        elif vals[i] > 0:
+            order[c] = i
+            c += 1
+        else:
+            order[b] = i
+            b += 1
+    _sort_parts(vals, order, 0, nneg)
+    _sort_parts(vals, order, n - npos, n)
+
+
 @nb.njit(cache=True, nogil=True)
 def grow_cc_tree(Z, n_real, y_indptr, y_indices, n_tags, min_leaf, max_features, w_vis, w_tag,
                  root_vis, root_tag, state, leaf_out):
@@ -145,12 +191,10 @@ def grow_cc_tree(Z, n_real, y_indptr, y_indices, n_tags, min_leaf, max_features,
                 remaining -= 1
                 for i in range(n_node):
                     vals[i] = Z[samples[start + i], f]
-                o = np.argsort(vals[:n_node])
-                if vals[o[0]] == vals[o[n_node - 1]]:
+                _sort_order(vals, n_node, order)
+                if vals[order[0]] == vals[order[n_node - 1]]:
                     continue  # constant here: does not count as tried
                 tried += 1
-                for i in range(n_node):
-                    order[i] = o[i]
                 # right child starts with the whole node
                 nl = 0
                 nrl = 0

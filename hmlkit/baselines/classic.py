@@ -110,6 +110,17 @@ def _ap_colsum(R, colsum):
             colsum[j] += R[i, j] if i == j else max(R[i, j], 0.0)
 
 
+@nb.njit(cache=True, inline="always")
+def _ap_availability_row(A, R, colsum, i, damping):
+    """Row ``i`` of the damped availability update (from responsibilities ``R``)."""
+    n = A.shape[0]
+    for j in range(n):
+        t = (R[i, j] if i == j else max(R[i, j], 0.0)) - colsum[j]
+        if i != j and t < 0.0:
+            t = 0.0
+        A[i, j] = A[i, j] * damping - t * (1.0 - damping)
+
+
 @nb.njit(cache=True, parallel=True)
 def _ap_messages(S, damping, max_iter, convergence_iter):
     """Frey & Dueck's message passing, in place (scikit-learn's update order and damping).
@@ -120,14 +131,19 @@ def _ap_messages(S, damping, max_iter, convergence_iter):
     doubles), so one pass over a row updates its availabilities, reads its exemplar
     flag, then computes its next responsibilities while the row is in cache: four
     matrix reads an iteration instead of six (same numbers: a row's responsibilities
-    depend on its own availabilities only).
+    depend on its own availabilities only). On one thread the rows go in order, so the
+    same pass also adds each new responsibility row to the next column sums, in the
+    order :func:`_ap_colsum` adds them (the same numbers), and the pass of its own goes:
+    three reads an iteration.
     """
     n = S.shape[0]
     A = np.zeros((n, n))
     R = np.zeros((n, n))
     e = np.zeros((n, convergence_iter), np.bool_)
     colsum = np.empty(n)
+    colnext = np.zeros(n)
     E = np.zeros(n, np.bool_)
+    serial = nb.get_num_threads() == 1
     converged = False
     for i in nb.prange(n):
         _ap_responsibility_row(A, R, S, i, damping)
@@ -135,15 +151,20 @@ def _ap_messages(S, damping, max_iter, convergence_iter):
     it = 0
     for it in range(max_iter):
         more = it + 1 < max_iter
-        for i in nb.prange(n):
-            for j in range(n):
-                t = (R[i, j] if i == j else max(R[i, j], 0.0)) - colsum[j]
-                if i != j and t < 0.0:
-                    t = 0.0
-                A[i, j] = A[i, j] * damping - t * (1.0 - damping)
-            E[i] = (A[i, i] + R[i, i]) > 0
-            if more:  # the next iteration's responsibilities (unused if this one converged)
-                _ap_responsibility_row(A, R, S, i, damping)
+        if serial:
+            for i in range(n):
+                _ap_availability_row(A, R, colsum, i, damping)
+                E[i] = (A[i, i] + R[i, i]) > 0
+                if more:
+                    _ap_responsibility_row(A, R, S, i, damping)
+                    for j in range(n):
+                        colnext[j] += R[i, j] if i == j else max(R[i, j], 0.0)
+        else:
+            for i in nb.prange(n):
+                _ap_availability_row(A, R, colsum, i, damping)
+                E[i] = (A[i, i] + R[i, i]) > 0
+                if more:  # the next iteration's responsibilities (unused if this one converged)
+                    _ap_responsibility_row(A, R, S, i, damping)
         K = 0
         for i in range(n):
             e[i, it % convergence_iter] = E[i]
@@ -161,8 +182,35 @@ def _ap_messages(S, damping, max_iter, convergence_iter):
                 converged = True
                 break
         if more:
-            _ap_colsum(R, colsum)
+            if serial:
+                colsum, colnext = colnext, colsum
+                colnext[:] = 0.0
+            else:
+                _ap_colsum(R, colsum)
     return E, it + 1, converged
+
+
+class _TieBrokenSimilarity:
+    """``S`` with scikit-learn's tie-breaking noise, ``S + (eps S + 100 tiny) N`` with ``N``
+    standard normal from ``RandomState(random_state)``, drawn once for every preference:
+    only the diagonal (the preference) differs between the runs of a preference search, so
+    a run sets it in place (the same numbers, element by element, as noising a fresh copy
+    of ``S`` with the preference on its diagonal) instead of drawing n x n normals again."""
+
+    def __init__(self, S, random_state):
+        S = np.array(S, dtype=np.float64, copy=True)
+        n = S.shape[0]
+        N = np.random.RandomState(random_state).standard_normal(size=(n, n))
+        self._diag_noise = N.flat[:: n + 1].copy()
+        S += (np.finfo(S.dtype).eps * S + np.finfo(S.dtype).tiny * 100) * N
+        self.S = S
+
+    def with_preference(self, preference):
+        """The noised similarity with ``preference`` on its diagonal (shared, not a copy)."""
+        S = self.S
+        p = np.full(S.shape[0], float(preference))
+        S.flat[:: S.shape[0] + 1] = p + (np.finfo(S.dtype).eps * p + np.finfo(S.dtype).tiny * 100) * self._diag_noise
+        return S
 
 
 def affinity_propagation_labels(S, preference, damping=0.9, max_iter=400, convergence_iter=20, random_state=0):
@@ -175,11 +223,12 @@ def affinity_propagation_labels(S, preference, damping=0.9, max_iter=400, conver
     too slow for the preference bisection. Returns (labels or None if no
     exemplar emerged, converged).
     """
-    S = np.array(S, dtype=np.float64, copy=True)
-    n = S.shape[0]
-    S.flat[:: n + 1] = preference
-    rs = np.random.RandomState(random_state)
-    S += (np.finfo(S.dtype).eps * S + np.finfo(S.dtype).tiny * 100) * rs.standard_normal(size=(n, n))
+    return _ap_labels(_TieBrokenSimilarity(S, random_state).with_preference(preference), damping, max_iter,
+                      convergence_iter)
+
+
+def _ap_labels(S, damping, max_iter, convergence_iter):
+    """:func:`affinity_propagation_labels` of an already noised ``S`` (read, not written)."""
     E, _, converged = _ap_messages(S, float(damping), int(max_iter), int(convergence_iter))
     I = np.flatnonzero(E)
     K = I.size
@@ -300,10 +349,9 @@ class AffinityPropagationClustering(_Clusterer):
         self.max_widen = max_widen
         self.random_state = random_state
 
-    def _run(self, S, pref, seed):
+    def _run(self, S, pref):
         self.n_runs_ += 1
-        labels, converged = affinity_propagation_labels(S, pref, self.damping, self.max_iter, self.convergence_iter,
-                                                        seed)
+        labels, converged = _ap_labels(S.with_preference(pref), self.damping, self.max_iter, self.convergence_iter)
         if labels is None:  # no exemplar: unusable
             return None, 0, converged
         return labels, int(np.unique(labels).size), converged
@@ -322,6 +370,8 @@ class AffinityPropagationClustering(_Clusterer):
         smin = float(off.min())
         if smin == 0.0:  # all samples identical
             smin = -1.0
+        noised = _TieBrokenSimilarity(S, seed)  # the same noise at every preference: drawn once
+        del S
         self.n_runs_ = 0
         best = (None, -1, None, False)  # the kept run: labels, count, pref, converged
         few, many = None, None  # the closest (q, count) runs with count < k and count > k
@@ -329,7 +379,7 @@ class AffinityPropagationClustering(_Clusterer):
         def run(q):
             nonlocal few, many, best
             pref = -float(np.exp(q))
-            labels, c, conv = self._run(S, pref, seed)
+            labels, c, conv = self._run(noised, pref)
             if labels is not None and (best[0] is None or (abs(c - k), not conv) < (abs(best[1] - k), not best[3])):
                 best = (labels, c, pref, bool(conv))
             if labels is not None and c < k and (few is None or q < few[0]):
