@@ -4,6 +4,7 @@ clustering. The graph functions live in :mod:`hmlkit.spectral`; those a user of 
 clustering calls are also importable from here, as before."""
 from __future__ import annotations
 
+import numbers
 import warnings
 
 import numpy as np
@@ -27,6 +28,35 @@ from .tokens import resolve_feature_map
 # forest splits the raw tokens; on Corel5k's binary visual words that ties visual
 # K-means, see studies/real_corel.ipynb's ablation row)
 PAPER_SETTINGS = {"untagged": "negative", "tag_weight": 0.0, "complete_tags": False}
+# the parameters that act after the forest and its kappa-NN lists: two estimators that
+# differ in these only grow the same forest (``fit(..., forest_of=)`` shares it)
+GRAPH_PARAMS = ("n_clusters", "tag_weight", "complete_tags", "completion_weight", "completion_top")
+_NOT_WHAT_IS_FOUND = ("n_jobs", "verbose")  # change how fast, never what the forest finds
+
+
+def _same_param(a, b):
+    """Equal parameter values; objects (a feature map) only when they are the same one."""
+    if a is b:
+        return True
+    if isinstance(a, (bool, np.bool_)) or isinstance(b, (bool, np.bool_)):
+        return False  # True is not the number 1 here
+    if isinstance(a, (str, numbers.Number)) and isinstance(b, (str, numbers.Number)):
+        return a == b  # a string never equals a number
+    return False
+
+
+def _forest_params_differ(a, b):
+    """The parameters, beyond GRAPH_PARAMS, in which HMLClustering ``a`` and ``b`` differ."""
+    pa, pb = a.get_params(), b.get_params()
+    return sorted(p for p in pa if p not in GRAPH_PARAMS + _NOT_WHAT_IS_FOUND and not _same_param(pa[p], pb[p]))
+
+
+def shares_forest(a, b):
+    """Whether HMLClustering ``a`` and ``b`` grow the same forest on the same data (their
+    parameters differ in :data:`GRAPH_PARAMS` only): ``b.fit(..., forest_of=a)`` is then
+    ``b.fit(...)`` without growing it again."""
+    return isinstance(a, HMLClustering) and isinstance(b, HMLClustering) and not _forest_params_differ(a, b)
+
 
 def _distinct_samples(X, Y):
     """How many samples differ in their features or their tags."""
@@ -142,8 +172,9 @@ class HMLClustering(SparseXTags, ClusterMixin, BaseEstimator):
     """
 
     def __init__(self, n_clusters=8, n_neighbors=20, random_state=None, feature_map="auto", tag_weight=0.5,
-                 complete_tags=True, completion_weight=0.5, completion_top=10, n_estimators=1000, min_samples_leaf=3, max_features="sqrt", hierarchy=True, correlations=True,
-                 untagged="unknown", bootstrap=False, n_jobs=None, verbose=False, split_sample=SPLIT_SAMPLE):
+                 complete_tags=True, completion_weight=0.5, completion_top=10, n_estimators=1000, min_samples_leaf=3,
+                 max_features="sqrt", hierarchy=True, correlations=True, untagged="unknown", bootstrap=False,
+                 n_jobs=None, verbose=False, split_sample=SPLIT_SAMPLE):
         self.n_clusters = n_clusters
         self.n_neighbors = n_neighbors
         self.random_state = random_state
@@ -163,7 +194,11 @@ class HMLClustering(SparseXTags, ClusterMixin, BaseEstimator):
         self.verbose = verbose
         self.split_sample = split_sample
 
-    def fit(self, X, Y, layers=None):
+    def fit(self, X, Y, layers=None, *, forest_of=None):
+        """Grow the forest on (X, Y, layers) and cluster. ``forest_of``: an HMLClustering
+        already fitted on the same X, Y and layers whose parameters differ from this one's
+        only in :data:`GRAPH_PARAMS`; its forest, feature map and kappa-NN lists are taken
+        instead of growing the identical forest again (the labels are the same)."""
         X = check_X_features(self, X, reset=True)
         check_estimator_params(self)
         Y = check_Y(Y, X.shape[0])
@@ -174,19 +209,35 @@ class HMLClustering(SparseXTags, ClusterMixin, BaseEstimator):
         beta = check_weight(self.completion_weight, "completion_weight")
         top = check_int(self.completion_top, "completion_top")
         kappa = check_int(self.n_neighbors, "n_neighbors")
-        self.feature_map_ = resolve_feature_map(self.feature_map, X)
-        Xf = X if self.feature_map_ is None else self.feature_map_.transform(X)
-        if self.feature_map_ is not None:  # max_features counts the mapped features the forest splits
-            check_estimator_params(self, n_features=Xf.shape[1],
-                                   features_of=f"X through its feature map ({X.shape[1]} -> {Xf.shape[1]})")
-        self.forest_ = forest_from(self, bootstrap=self.bootstrap).fit(Xf, Y, layers)
+        if forest_of is not None:
+            self._check_shares_forest(forest_of, X)
+            self.feature_map_, self.forest_, self._knn = forest_of.feature_map_, forest_of.forest_, forest_of._knn
+        else:
+            self.feature_map_ = resolve_feature_map(self.feature_map, X)
+            Xf = X if self.feature_map_ is None else self.feature_map_.transform(X)
+            if self.feature_map_ is not None:  # max_features counts the mapped features the forest splits
+                check_estimator_params(self, n_features=Xf.shape[1],
+                                       features_of=f"X through its feature map ({X.shape[1]} -> {Xf.shape[1]})")
+            self.forest_ = forest_from(self, bootstrap=self.bootstrap).fit(Xf, Y, layers)
+            self._knn = leaf_knn(self.forest_.train_leaves_, kappa)
         _warn_if_degenerate(X, Y, self.forest_, int(self.n_clusters))
-        idx, w = leaf_knn(self.forest_.train_leaves_, kappa)
+        idx, w = self._knn
         W = knn_graph_from_neighbors(idx, w, X.shape[0])
         self.tags_ = completed_tags(idx, w, Y, kappa, beta, top) if complete and tag_weight != 0 else Y
         self.labels_, self.affinity_, self.tag_weight_, self.eigengaps_ = cluster_graph(
             W, self.n_clusters, kappa, self.random_state, Y=self.tags_, tag_weight=tag_weight)
         return self
+
+    def _check_shares_forest(self, other, X):
+        if not isinstance(other, HMLClustering) or not hasattr(other, "_knn"):
+            raise ValueError("forest_of must be a fitted HMLClustering")
+        differ = _forest_params_differ(self, other)
+        if differ:
+            raise ValueError(f"forest_of was fitted with other forest parameters ({', '.join(differ)}): "
+                             f"it grew another forest")
+        if other.forest_.train_leaves_.shape[0] != X.shape[0] or other.n_features_in_ != X.shape[1]:
+            raise ValueError(f"forest_of was fitted on {other.forest_.train_leaves_.shape[0]} samples of "
+                             f"{other.n_features_in_} features, X has {X.shape[0]} of {X.shape[1]}")
 
     def fit_predict(self, X, Y, layers=None):
         return self.fit(X, Y, layers).labels_

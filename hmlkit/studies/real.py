@@ -15,7 +15,7 @@ import xarray as xr
 
 from ..affinity import cosine_knn_graph
 from ..cluster import PAPER_SETTINGS as PAPER_CLUSTERING  # the paper's exact HML-RF
-from ..cluster import HMLClustering, spectral_from_graph
+from ..cluster import HMLClustering, shares_forest, spectral_from_graph
 from ..complete import PAPER_SETTINGS as PAPER_COMPLETION
 from ..complete import HMLTagCompleter, cooccurrence_scores
 from ..data import hide_tags, remove_tags
@@ -32,9 +32,20 @@ METRICS = pv.CLUSTER_METRICS
 ABLATION_RAW = "hmlrf_paper_raw"
 
 
+# the last HML-RF clustering of this process and the data it was fitted on: a row that
+# differs from it only after the forest (hmlrf, hmlrf_observed_tags and hmlrf_forest:
+# the tag graph) takes its forest rather than growing the identical one again
+_LAST_HML = {}
+
+
 def _hml(cfg, **variant):
     def run(data, k, seed):
-        return HMLClustering(k, random_state=seed, **cfg.forest_params, **variant).fit_predict(data.X, data.Y, data.layers)
+        est = HMLClustering(k, random_state=seed, **cfg.forest_params, **variant)
+        last = _LAST_HML.get("fit")
+        shared = last[1] if last is not None and last[0] is data and shares_forest(last[1], est) else None
+        est.fit(data.X, data.Y, data.layers, forest_of=shared)
+        _LAST_HML["fit"] = (data, est)
+        return est.labels_
     return run
 
 
@@ -149,10 +160,19 @@ def _task_pool(n_jobs):
 def _clustering_task(rows, names, data, seed, rate):
     """Fit the rows ``names`` on ``data`` with ``rate`` of its tags removed (seed ``seed``).
     Per row ("measured", scores, largest cluster, seconds) or ("failed", status, reason)."""
-    from .grids import status_of
-
     d = remove_tags(data, rate, random_state=seed) if rate else data
     out = {}
+    try:
+        _fit_rows(rows, names, data, d, seed, out)
+    finally:
+        _LAST_HML.clear()  # a forest is shared within a task only
+    return out
+
+
+def _fit_rows(rows, names, data, d, seed, out):
+    """Fill ``out`` with the rows ``names`` fitted on ``d`` (``data`` with tags removed)."""
+    from .grids import status_of
+
     for name in names:
         t0 = time.time()
         try:
@@ -163,7 +183,6 @@ def _clustering_task(rows, names, data, seed, rate):
         sc = _clustering_scores(data.groups, labels)
         out[name] = ("measured", [sc[m] for m in METRICS], int(np.bincount(labels).max()), time.time() - t0,
                      len(np.unique(labels)))
-    return out
 
 
 def clustering_study(data, cfg, rows=None, part="all", progress=True):

@@ -1,0 +1,83 @@
+"""One forest for HMLClustering variants that differ only after it (``fit(..., forest_of=)``),
+as ``real_corel``'s rows hmlrf, hmlrf_observed_tags and hmlrf_forest use it (issue 44)."""
+import numpy as np
+import pytest
+
+from hmlkit import HMLClustering
+from hmlkit.cluster import GRAPH_PARAMS, shares_forest
+from hmlkit.data import load_dataset, remove_tags
+
+PARAMS = dict(n_estimators=8, random_state=3)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return remove_tags(load_dataset("trecvid", n_samples=240), 0.5, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def base(data):
+    return HMLClustering(data.n_groups, **PARAMS).fit(data.X, data.Y, data.layers)
+
+
+@pytest.mark.parametrize("variant", [dict(complete_tags=False), dict(tag_weight=0.0), dict(tag_weight="auto"),
+                                     dict(completion_top=3, completion_weight=0.2), dict(n_clusters=4)])
+def test_a_shared_forest_gives_the_labels_of_a_forest_grown_again(data, base, variant):
+    params = {"n_clusters": data.n_groups, **PARAMS, **variant}
+    alone = HMLClustering(**params).fit(data.X, data.Y, data.layers)
+    shared = HMLClustering(**params).fit(data.X, data.Y, data.layers, forest_of=base)
+    assert shared.forest_ is base.forest_  # not grown again
+    np.testing.assert_array_equal(shared.labels_, alone.labels_)
+    assert (shared.affinity_ != alone.affinity_).nnz == 0
+    assert (shared.tags_ != alone.tags_).nnz == 0
+
+
+def test_n_jobs_does_not_stop_the_share(data, base):
+    assert shares_forest(base, HMLClustering(data.n_groups, n_jobs=2, **PARAMS))
+    assert set(GRAPH_PARAMS) <= set(base.get_params())
+
+
+@pytest.mark.parametrize("other, named", [(dict(min_samples_leaf=5), "min_samples_leaf"),
+                                          (dict(random_state=4), "random_state"),
+                                          (dict(hierarchy=False), "hierarchy"),
+                                          (dict(n_neighbors=10), "n_neighbors"),
+                                          (dict(untagged="negative"), "untagged")])
+def test_a_forest_grown_otherwise_is_refused_by_name(data, base, other, named):
+    est = HMLClustering(data.n_groups, **{**PARAMS, **other})
+    assert not shares_forest(base, est)
+    with pytest.raises(ValueError, match=named):
+        est.fit(data.X, data.Y, data.layers, forest_of=base)
+
+
+def test_forest_of_must_be_fitted_on_data_of_the_same_shape(data, base):
+    with pytest.raises(ValueError, match="fitted HMLClustering"):
+        HMLClustering(data.n_groups, **PARAMS).fit(data.X, data.Y, data.layers, forest_of=HMLClustering(3))
+    with pytest.raises(ValueError, match="fitted HMLClustering"):
+        HMLClustering(data.n_groups, **PARAMS).fit(data.X, data.Y, data.layers, forest_of=object())
+    with pytest.raises(ValueError, match="240 samples"):
+        HMLClustering(data.n_groups, **PARAMS).fit(data.X[:200], data.Y[:200], data.layers, forest_of=base)
+
+
+def test_real_corel_rows_share_a_forest_within_a_task_only(data):
+    """The study's HML-RF rows in one task: the same labels as each row fitted alone, the
+    three graph variants on one forest, and nothing kept once the task ends."""
+    from types import SimpleNamespace
+
+    from hmlkit.studies import real
+
+    cfg = SimpleNamespace(forest_params={"n_estimators": 8, "min_samples_leaf": 3, "n_jobs": 1})
+    rows = {"hmlrf": (None, real._hml(cfg)), "hmlrf_observed_tags": (None, real._hml(cfg, complete_tags=False)),
+            "hmlrf_forest": (None, real._hml(cfg, tag_weight=0.0)),
+            "hmlrf_flat": (None, real._hml(cfg, hierarchy=False))}
+    d = data
+    shared, forests = {}, {}
+    for n, (_, run) in rows.items():
+        shared[n] = run(d, d.n_groups, 1)
+        forests[n] = real._LAST_HML["fit"][1].forest_
+    assert forests["hmlrf"] is forests["hmlrf_observed_tags"] is forests["hmlrf_forest"]
+    assert forests["hmlrf_flat"] is not forests["hmlrf"]  # another forest: grown
+    for n, (_, run) in rows.items():
+        real._LAST_HML.clear()
+        np.testing.assert_array_equal(run(d, d.n_groups, 1), shared[n], err_msg=n)
+    real._clustering_task(rows, list(rows), d, 1, 0.0)
+    assert real._LAST_HML == {}
