@@ -70,4 +70,4 @@ clean: clean-numba
 # numba's cache files of the package (import hmlkit drops them itself when a source
 # changes, see hmlkit/_numba_cache.py)
 clean-numba:
-	find hmlkit -name '*.nbi' -delete -o -name '*.nbc' -delete
+	find hmlkit -name '*.nbi' -delete -o -name '*.nbc' -delete -o -name 'numba_warmed.sha1' -delete

@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 STAMP = "numba_sources.sha1"
+WARMED = "numba_warmed.sha1"  # beside STAMP: every kernel compiled from these sources (hmlkit.warm)
 
 
 def sources_digest(root):
@@ -48,6 +49,51 @@ def cache_folders(root, cache_dir=None):
     return out
 
 
+def _where(root, cache_dir):
+    root = Path(root or Path(__file__).parent)
+    if cache_dir is None:
+        cache_dir = os.environ.get("NUMBA_CACHE_DIR") or None
+    return root, cache_dir
+
+
+def _stamp(root, cache_dir, name):
+    if cache_dir:
+        tag = hashlib.sha1(os.path.abspath(root).encode()).hexdigest()[:12]
+        return Path(cache_dir) / f"{root.name}_{tag}.{name}"
+    return root / "__pycache__" / name
+
+
+def _warm_text(root):
+    import numba
+
+    return f"{sources_digest(root)} numba {numba.__version__}"
+
+
+def mark_warm(root=None, cache_dir=None):
+    """Record that every kernel of the current sources is in the cache (``hmlkit.warm``)."""
+    root, cache_dir = _where(root, cache_dir)
+    stamp = _stamp(root, cache_dir, WARMED)
+    try:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        tmp = stamp.with_name(f"{WARMED}.{os.getpid()}.tmp")
+        tmp.write_text(_warm_text(root))
+        os.replace(tmp, stamp)
+    except OSError:
+        pass  # a cache that cannot be written: the next run warms again
+
+
+def is_warm(root=None, cache_dir=None):
+    """Whether ``hmlkit.warm`` compiled every kernel of the current sources and numba
+    version into the cache (a run then skips warming: loading it takes seconds anyway,
+    but two processes' worth of imports each time a study run starts)."""
+    root, cache_dir = _where(root, cache_dir)
+    try:
+        stamp = _stamp(root, cache_dir, WARMED)
+        return stamp.is_file() and stamp.read_text().strip() == _warm_text(root)
+    except OSError:
+        return False
+
+
 def refresh(root=None, cache_dir=None):
     """Remove the package's numba cache files (``*.nbi``, ``*.nbc``) when the sources
     differ from those the cache was built from; returns the number removed. The cache is
@@ -60,14 +106,8 @@ def refresh(root=None, cache_dir=None):
     saves code built from the old sources, which the stamp then vouches for; restart
     long-lived kernels and Dask workers after an update (or ``python -m hmlkit.warm``
     after removing the cache)."""
-    root = Path(root or Path(__file__).parent)
-    if cache_dir is None:
-        cache_dir = os.environ.get("NUMBA_CACHE_DIR") or None
-    if cache_dir:
-        tag = hashlib.sha1(os.path.abspath(root).encode()).hexdigest()[:12]
-        stamp = Path(cache_dir) / f"{root.name}_{tag}.{STAMP}"
-    else:
-        stamp = root / "__pycache__" / STAMP
+    root, cache_dir = _where(root, cache_dir)
+    stamp = _stamp(root, cache_dir, STAMP)
     try:
         digest = sources_digest(root)
         if stamp.is_file() and stamp.read_text().strip() == digest:

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import time
 
+from ._numba_cache import is_warm, mark_warm
+
 
 PARTS = ("forest", "clustering", "completion", "cosine", "baselines")
+# two processes of about a minute each from a cold cache: the forest and its uses, the rest
+GROUPS = (("forest", "completion", "clustering"), ("cosine", "baselines"))
 
 
 def check_parts(parts):
@@ -87,6 +91,32 @@ def compile_kernels(parts=PARTS, log=None):
     return out
 
 
+def warm_in_processes(groups=GROUPS):
+    """``python -m hmlkit.warm`` once per group of parts, the groups side by side, before
+    several processes start that would each compile the same kernels (the test workers,
+    the studies' notebooks). Returns {group: the end of its error output} for the groups
+    that failed (empty when all succeeded): the kernels then compile where first called."""
+    import subprocess
+    import sys
+
+    procs = [(parts, subprocess.Popen([sys.executable, "-m", "hmlkit.warm", *parts], stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True)) for parts in groups]
+    failed = {}
+    for parts, p in procs:
+        _, err = p.communicate()
+        if p.returncode != 0:
+            failed[parts] = err[-2000:]
+    if not failed and set(PARTS) <= {part for g in groups for part in g}:
+        mark_warm()
+    return failed
+
+
+def warm_if_needed(groups=GROUPS):
+    """:func:`warm_in_processes` unless every kernel of the current sources was compiled
+    already (:func:`hmlkit._numba_cache.is_warm`); returns its failures, or None if skipped."""
+    return None if is_warm() else warm_in_processes(groups)
+
+
 def main(argv=None):
     """``python -m hmlkit.warm [part ...]``: the given parts (default all), in this process."""
     import sys
@@ -98,6 +128,8 @@ def main(argv=None):
         sys.exit(f"python -m hmlkit.warm: {exc}")
     t = time.perf_counter()
     compile_kernels(parts, log=print)
+    if set(parts) == set(PARTS):
+        mark_warm()
     print(f"Numba kernels compiled or loaded in {time.perf_counter() - t:.1f} s")
 
 

@@ -103,3 +103,37 @@ def test_a_cache_in_numba_cache_dir_is_refreshed_too(tmp_path):
     assert any(any(f.glob("a.k-*.nbi")) for f in cache_folders(pkg, cache) if f.is_dir())
     (pkg / "b.py").write_text("import numba\n@numba.njit(cache=True)\ndef callee():\n    return 4\n")
     assert out() == "4"
+
+
+def test_warm_stamp_says_the_current_sources_were_compiled(tmp_path):
+    """A run skips ``hmlkit.warm`` only after a warm of the same sources: an edit of a
+    file with kernels, or a stamp in another cache folder, does not count."""
+    from hmlkit._numba_cache import is_warm, mark_warm
+
+    _tree(tmp_path)
+    assert not is_warm(tmp_path)
+    mark_warm(tmp_path)
+    assert is_warm(tmp_path)
+    assert not is_warm(tmp_path, cache_dir=str(tmp_path / "elsewhere"))
+    (tmp_path / "sub" / "plain.py").write_text("z = 2\n")  # no kernel in it
+    assert is_warm(tmp_path)
+    (tmp_path / "sub" / "b.py").write_text("import numba\ny = 3\n")
+    assert not is_warm(tmp_path)
+
+
+def test_a_run_warms_before_its_studies_start_unless_warm(tmp_path, monkeypatch):
+    """The runner compiles the kernels before starting several notebooks (which would
+    each compile them), and skips it once the current sources were warmed."""
+    from hmlkit import warm
+    from hmlkit.studies import runner
+
+    calls = []
+    monkeypatch.setattr(warm, "warm_in_processes", lambda groups=warm.GROUPS: calls.append(groups) or {})
+    monkeypatch.setattr(warm, "is_warm", lambda: False)
+    logged = []
+    runner._warm(2, logged.append)
+    assert calls == [warm.GROUPS] and "numba kernels compiled or loaded" in logged[0]
+    runner._warm(1, logged.append)  # one study at a time: nothing side by side
+    monkeypatch.setattr(warm, "is_warm", lambda: True)
+    runner._warm(2, logged.append)
+    assert len(calls) == 1 and len(logged) == 1

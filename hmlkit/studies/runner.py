@@ -671,6 +671,7 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
         for name, why in unavailable_methods():
             log(f"method {name} is unavailable ({why}): its rows will say so and the claims comparing HML-RF "
                 f"with it will be 'not checked'")
+        _warm(jobs, log)
         claims = _run_pool(order, params, run_keys, reasons, jobs, rd, fd, ed, cwd, kernel_name, cell_timeout,
                            report, log, progress_every, results, saved, t0)
     if report and (claims is not None or not (rd / "REPORT.md").exists()):
@@ -685,6 +686,24 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
         + (f" ({', '.join(fresh)})" if fresh and ran else ""))
     log(f"report: {rd / 'REPORT.md'}; figures: {fd}; executed notebooks: {ed}")
     return sorted(results, key=lambda r: names.index(r.name))
+
+
+def _warm(jobs, log):
+    """Compile the kit's numba kernels before the studies start (``hmlkit.warm``, two
+    processes): from a cold cache every notebook and task process started before the first
+    had written numba's cache compiled the same kernels beside the others, about two minutes
+    of CPU each; a current cache is loaded in seconds."""
+    if jobs < 2:
+        return  # one study at a time: its first fits compile each kernel once anyway
+    from ..warm import warm_if_needed
+
+    t = time.time()
+    failed = warm_if_needed()
+    if failed is None:
+        return  # compiled by an earlier run or `make warm`, from these sources
+    log(f"numba kernels compiled or loaded in {time.time() - t:.0f}s"
+        + "".join(f"; compiling {', '.join(g)} failed (they compile where first called):\n{e}"
+                  for g, e in failed.items()))
 
 
 def _run_pool(todo, params, run_keys, reasons, jobs, rd, fd, ed, cwd, kernel_name, cell_timeout, report, log,
