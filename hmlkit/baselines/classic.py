@@ -122,7 +122,7 @@ def _ap_availability_row(A, R, colsum, i, damping):
 
 
 @nb.njit(cache=True, parallel=True)
-def _ap_messages(S, damping, max_iter, convergence_iter):
+def _ap_messages(S, damping, max_iter, convergence_iter, serial):
     """Frey & Dueck's message passing, in place (scikit-learn's update order and damping).
 
     ``S`` has the preference on its diagonal. Returns (exemplar mask, n_iter,
@@ -131,10 +131,11 @@ def _ap_messages(S, damping, max_iter, convergence_iter):
     doubles), so one pass over a row updates its availabilities, reads its exemplar
     flag, then computes its next responsibilities while the row is in cache: four
     matrix reads an iteration instead of six (same numbers: a row's responsibilities
-    depend on its own availabilities only). On one thread the rows go in order, so the
-    same pass also adds each new responsibility row to the next column sums, in the
-    order :func:`_ap_colsum` adds them (the same numbers), and the pass of its own goes:
-    three reads an iteration.
+    depend on its own availabilities only). ``serial`` (one thread: the caller asks
+    numba, as a kernel that does so cannot be cached): the rows go in order, so the same
+    pass also adds each new responsibility row to the next column sums, in the order
+    :func:`_ap_colsum` adds them (the same numbers), and the pass of its own goes: three
+    reads an iteration.
     """
     n = S.shape[0]
     A = np.zeros((n, n))
@@ -143,7 +144,6 @@ def _ap_messages(S, damping, max_iter, convergence_iter):
     colsum = np.empty(n)
     colnext = np.zeros(n)
     E = np.zeros(n, np.bool_)
-    serial = nb.get_num_threads() == 1
     converged = False
     for i in nb.prange(n):
         _ap_responsibility_row(A, R, S, i, damping)
@@ -229,7 +229,8 @@ def affinity_propagation_labels(S, preference, damping=0.9, max_iter=400, conver
 
 def _ap_labels(S, damping, max_iter, convergence_iter):
     """:func:`affinity_propagation_labels` of an already noised ``S`` (read, not written)."""
-    E, _, converged = _ap_messages(S, float(damping), int(max_iter), int(convergence_iter))
+    E, _, converged = _ap_messages(S, float(damping), int(max_iter), int(convergence_iter),
+                                   nb.get_num_threads() == 1)
     I = np.flatnonzero(E)
     K = I.size
     if K == 0:
