@@ -837,3 +837,32 @@ def test_real_corel_plots_without_a_completion_part():
     assert ds.sizes.get("dataset", 0) == 0
     fig = real.plot(ds)
     assert len(fig.axes) >= 1
+
+
+def test_ghfart_speed_claim_judges_the_fastest_pass_and_names_every_pass():
+    """G-speed reads the fastest of the timed passes (``timing_s``) and its text and
+    diagnosis name them all; a result made before the passes were recorded is still read."""
+    import xarray as xr
+
+    def ds(fastest, cpu, passes=None):
+        d = xr.Dataset({"timing_s": fastest, "timing_cpu_s": cpu}, attrs={"timing_n_samples": 17523})
+        if passes is not None:
+            d.attrs["timing_passes_s"] = np.array(passes)
+        return d
+
+    def g(d):
+        return {r.id: r for r in claims.evaluate("seed_ghfart", d)}["G-speed"]
+
+    held = g(ds(8.3, 8.1, [9.9, 8.3, 10.6]))
+    assert held.verdict == "holds" and "(the fastest of 3)" in held.detail and "9.47 s scaled" in held.detail
+    missed = g(ds(9.3, 9.1, [10.62, 9.3, 9.9]))  # 9.3 x 20000 / 17523 = 10.6 > 10
+    assert missed.verdict == "does not hold"
+    assert "10.62 / 9.30 / 9.90 s wall; the fastest 9.30 s for 9.10 s of CPU" in missed.diagnosis
+    assert "memory bus" in missed.diagnosis
+    waited = g(ds(12.0, 6.0, [12.0, 13.0, 14.0]))
+    assert "waiting for a busy machine" in waited.diagnosis
+    old = g(ds(10.62, 10.11))
+    assert old.verdict == "does not hold" and "fastest" not in old.detail
+    assert old.diagnosis.startswith("the pass took 10.62 s wall for 10.11 s of CPU")
+    quick = xr.Dataset({"timing_s": 0.5, "timing_cpu_s": 0.5}, attrs={"timing_n_samples": 400})
+    assert {r.id: r for r in claims.evaluate("seed_ghfart", quick)}["G-speed"].verdict == "not checked"

@@ -3,6 +3,8 @@ against the spread of the repeats (seeds, rounds), as :mod:`.diagnose` does for 
 paper's claims."""
 from __future__ import annotations
 
+import numpy as np
+
 from .. import paper_values as pv
 from ._base import FAILS
 from ._spread import versus
@@ -49,11 +51,16 @@ def _ghf_speed(ds, r):
     if r.verdict != FAILS or "timing_cpu_s" not in ds:
         return ""
     wall, cpu = float(ds["timing_s"]), float(ds["timing_cpu_s"])
+    passes = np.atleast_1d(ds.attrs.get("timing_passes_s", []))
     text = f"the pass took {wall:.2f} s wall for {cpu:.2f} s of CPU"
+    if passes.size > 1:
+        text = (f"the {passes.size} passes took {' / '.join(f'{w:.2f}' for w in passes)} s wall; the fastest "
+                f"{wall:.2f} s for {cpu:.2f} s of CPU")
     if wall > 1.2 * cpu:
         text += ": the wall time includes waiting for a busy machine (the study runs beside others)"
     else:
-        text += ": the pass itself, not a busy machine, is slower than the paper's on this machine"
+        text += (": it did not wait for a core, so the pass is slower than the paper's on this machine, or "
+                 "shared its memory bus with the studies running beside it (CPU time counts those stalls)")
     return text
 
 

@@ -94,8 +94,10 @@ def _ghfart_speed(ds):
                          "time the full 17,523-sample profile")
     target = pv.GHFART_SECONDS
     scaled = float(ds["timing_s"]) * target["n_samples"] / n
+    passes = np.atleast_1d(ds.attrs.get("timing_passes_s", []))
+    of = f" (the fastest of {passes.size})" if passes.size > 1 else ""
     return verdict(scaled < target["seconds"]), (
-        f"one pass over {n} samples in {float(ds['timing_s']):.2f} s wall, {scaled:.2f} s scaled linearly to "
+        f"one pass over {n} samples in {float(ds['timing_s']):.2f} s wall{of}, {scaled:.2f} s scaled linearly to "
         f"{target['n_samples']} (paper: under {target['seconds']:g} s, 9.83 s measured)")
 
 
