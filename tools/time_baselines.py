@@ -1,0 +1,98 @@
+"""Time the Table 1 baselines that dominate real_corel's standard run, one at a time, on
+Corel5k with a share of its tags removed, and save their labels (or scores) so that two
+commits can be compared value by value (issue 44):
+
+    python tools/time_baselines.py --rate 0.5 --out /tmp/after
+    git stash; python tools/time_baselines.py --rate 0.5 --out /tmp/before; git stash pop
+    python tools/time_baselines.py --compare /tmp/before /tmp/after
+
+One thread (numba, BLAS), as real_corel's task processes run; each kernel compiled on a
+small problem before it is timed. Needs the development data (HMLKIT_SHARED_DATA or
+../shared/data).
+"""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+PARTS = ("affprop", "ccforest", "detscore")
+
+
+def _corel(rate):
+    from hmlkit.data import load_corel5k, remove_tags
+
+    data = load_corel5k()
+    return data, (remove_tags(data, rate, random_state=0) if rate else data)
+
+
+def run(rate, out, parts=PARTS, modes=("bitag", "cmb")):
+    from hmlkit.baselines.ccforest import ConstrainedClusteringForest
+    from hmlkit.baselines.classic import AffinityPropagationClustering
+    from hmlkit.baselines.detscore import detection_scores
+    from hmlkit.baselines.inputs import make_input
+
+    data, d = _corel(rate)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    k = data.n_groups
+    if "affprop" in parts:
+        AffinityPropagationClustering(3, random_state=0).fit(np.random.default_rng(0).normal(size=(60, 3)))
+        for mode in modes:
+            X = make_input(mode, d, random_state=0)
+            t = time.perf_counter()
+            est = AffinityPropagationClustering(k, random_state=0).fit(X)
+            print(f"AffProp {mode:6s} rate {rate}: {time.perf_counter() - t:6.1f} s, {est.n_runs_} runs, "
+                  f"{est.n_clusters_found_} clusters", flush=True)
+            np.save(out / f"affprop_{mode}.npy", est.labels_)
+    if "ccforest" in parts:
+        X, Y = make_input("blm", d, random_state=0)
+        ConstrainedClusteringForest(5, n_estimators=2, n_jobs=1, random_state=0).fit(X[:300], Y[:300])
+        t = time.perf_counter()
+        est = ConstrainedClusteringForest(k, n_estimators=100, n_jobs=1, random_state=0).fit(X, Y)
+        print(f"CC-Forest blm    rate {rate}: {time.perf_counter() - t:6.1f} s (100 trees)", flush=True)
+        np.save(out / "ccforest_leaves.npy", est.train_leaves_)
+        np.save(out / "ccforest_labels.npy", est.labels_)
+    if "detscore" in parts:
+        t = time.perf_counter()
+        S = detection_scores(d.X, d.Y, random_state=0)
+        print(f"DetScore detectors rate {rate}: {time.perf_counter() - t:6.1f} s ({S.shape[1]} tags)", flush=True)
+        np.save(out / "detscore.npy", S)
+
+
+def compare(before, after):
+    for f in sorted(Path(before).glob("*.npy")):
+        g = Path(after) / f.name
+        if not g.exists():
+            print(f"{f.name}: missing in {after}")
+            continue
+        a, b = np.load(f), np.load(g)
+        if a.dtype.kind == "f":
+            print(f"{f.name}: max |difference| {float(np.abs(a - b).max()):.4g}")
+        else:
+            print(f"{f.name}: {'identical' if np.array_equal(a, b) else 'DIFFERENT'}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rate", type=float, default=0.5, help="share of Corel5k's tags removed (seed 0)")
+    ap.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated, of {', '.join(PARTS)}")
+    ap.add_argument("--out", default="/tmp/hmlkit-time-baselines", help="folder for the labels and scores")
+    ap.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"), help="compare two --out folders")
+    a = ap.parse_args()
+    if a.compare:
+        compare(*a.compare)
+    else:
+        run(a.rate, a.out, tuple(p for p in a.parts.split(",") if p))
+
+
+if __name__ == "__main__":
+    main()
