@@ -72,6 +72,40 @@ def test_warm_calls_a_kernel_of_every_module_that_has_them():
         assert kernels and any(f.signatures for f in kernels), name
     with pytest.raises(ValueError, match="unknown part"):
         compile_kernels(("forest", "spectral"))
+    # and every kernel can be cached: numba compiles one that uses dynamic globals (an
+    # AffProp kernel asked numba.get_num_threads() for a while) in every process again,
+    # with a warning nobody sees in a notebook run by papermill
+    import pkgutil
+
+    import hmlkit
+
+    uncachable = []
+    for info in pkgutil.walk_packages(hmlkit.__path__, "hmlkit."):
+        if info.name.startswith("hmlkit.studies"):
+            continue  # notebooks' helpers: no kernel there
+        mod = importlib.import_module(info.name)
+        for name, f in vars(mod).items():
+            if isinstance(f, CPUDispatcher) and f.__module__ == info.name:
+                uncachable += [f"{info.name}.{name}" for cres in f.overloads.values()
+                               if cres.library.has_dynamic_globals]
+    assert uncachable == []
+
+
+def test_the_uncachable_kernel_check_sees_one():
+    """The check above reads what numba's cache refuses: a kernel asking the thread count."""
+    import numba
+
+    @numba.njit
+    def asks():
+        return numba.get_num_threads()
+
+    @numba.njit
+    def plain(x):
+        return x + 1
+
+    asks(), plain(1)
+    assert [c.library.has_dynamic_globals for c in asks.overloads.values()] == [True]
+    assert [c.library.has_dynamic_globals for c in plain.overloads.values()] == [False]
 
 
 def test_a_cache_in_numba_cache_dir_is_refreshed_too(tmp_path):
