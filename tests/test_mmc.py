@@ -26,6 +26,59 @@ def test_balanced_assignment_is_exact_and_integral():
     assert np.isclose(cost[np.arange(60), lab_free].sum(), cost.min(1).sum())
 
 
+def _highs_assignment(cost, L, U):
+    """The reference: the assignment LP by HiGHS' dual simplex (integral: totally unimodular)."""
+    import scipy.sparse as sp
+    from scipy.optimize import linprog
+
+    n, k = cost.shape
+    idx = np.arange(n * k)
+    A = sp.csr_matrix((np.ones(2 * n * k), (np.r_[np.repeat(np.arange(n), k), n + np.tile(np.arange(k), n)],
+                                            np.r_[idx, idx])), shape=(n + k, n * k))
+    res = linprog(cost.ravel(), A_ub=sp.vstack([-A[n:], A[n:]]), b_ub=np.r_[np.full(k, -float(L)), np.full(k, float(U))],
+                  A_eq=A[:n], b_eq=np.ones(n), bounds=(0, 1), method="highs-ds")
+    assert res.status == 0 and np.allclose(res.x, np.round(res.x), atol=1e-6)
+    return res.x.reshape(n, k).argmax(1)
+
+
+@pytest.mark.parametrize("costs", ["continuous", "tied", "scaled"])
+def test_balanced_assignment_matches_highs(costs):
+    """The min-cost flow reaches HiGHS' optimum on 60 random instances (tight, loose, one-sided
+    and exact bounds, one to 12 clusters); with continuous costs the optimum is unique and
+    the labels are the same; with tied costs only the objective can be compared."""
+    rng = np.random.default_rng({"continuous": 1, "tied": 2, "scaled": 3}[costs])
+    for _ in range(60):
+        n = int(rng.integers(5, 150))
+        k = int(rng.integers(1, min(n, 12) + 1))
+        L = int(np.floor(rng.uniform(0, 1) * n / k))
+        U = max(int(np.ceil(rng.uniform(1, 2) * n / k)), L)
+        if costs == "continuous":
+            cost = rng.random((n, k))
+        elif costs == "tied":
+            cost = rng.integers(0, 3, (n, k)).astype(float)
+        else:  # one cluster much cheaper for everyone: most samples must be pushed out of it
+            cost = rng.random((n, k)) * np.geomspace(0.01, 10, k)
+        lab = balanced_assignment(cost, L, U)
+        ref = _highs_assignment(cost, L, U)
+        sizes = np.bincount(lab, minlength=k)
+        assert lab.dtype == np.int64 and sizes.min() >= L and sizes.max() <= U
+        rows = np.arange(n)
+        assert cost[rows, lab].sum() == pytest.approx(cost[rows, ref].sum(), abs=1e-9)
+        if costs != "tied":
+            assert np.array_equal(lab, ref)
+
+
+def test_balanced_assignment_bad_input():
+    with pytest.raises(ValueError, match="infeasible"):
+        balanced_assignment(np.zeros((10, 3)), 4, 5)
+    with pytest.raises(ValueError, match="infeasible"):
+        balanced_assignment(np.zeros((10, 3)), 0, 3)
+    cost = np.zeros((10, 2))
+    cost[3, 1] = np.nan
+    with pytest.raises(ValueError, match="finite"):
+        balanced_assignment(cost, 0, 10)
+
+
 def test_crammer_costs():
     S = np.array([[2.0, 0.0, 1.5]])
     psi = crammer_costs(S)

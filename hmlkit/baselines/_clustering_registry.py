@@ -87,7 +87,7 @@ def clustering_methods():
                    available=_torch_available("dccae")),
         MethodSpec("mmc", "clustering", _lazy("mmc", "MMC"), ("vifeat", "bitag", "detscore", "cmb", "blm"),
                    "Xu et al. NIPS 2004; multi-class with balance bounds as in Zhou et al. NIPS 2013 (Eq. 1-2)",
-                   "multi-class maximum margin clustering, balanced labelling ILP (HiGHS); fit_predict(X)"),
+                   "multi-class maximum margin clustering, balanced labelling ILP (exact, as a min-cost flow); fit_predict(X)"),
         MethodSpec("lmmc", "clustering", _lazy("lmmc", "LatentMMC"), ("detscore",),
                    "Zhou, Lan, Vahdat, Mori, Latent Maximum Margin Clustering, NIPS 2013",
                    "latent tag model on tag detection scores; fit_predict(S)"),

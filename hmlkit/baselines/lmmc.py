@@ -22,7 +22,7 @@ Alternating descent (Sec. 3.3), each round:
 
 1. *risk evaluation*: infer ``H`` for every (sample, cluster), compute
    ``psi_it = sum_{r != t} max(0, 1 + f_r(x_i) - f_t(x_i))`` and solve the
-   labelling ILP (Eq. 7) exactly with HiGHS (totally unimodular, see
+   labelling ILP (Eq. 7) exactly, as a minimum-cost flow (see
    :mod:`hmlkit.baselines.mmc`);
 2. *model update* (labels fixed): the paper uses the non-convex bundle solver
    of Do & Artieres [3] with subgradient ``Phi(x_i, h*_it)``. We use the
