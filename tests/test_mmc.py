@@ -86,6 +86,21 @@ def test_crammer_costs():
     assert np.allclose(psi, [[0.0 + 0.5, 3.0 + 2.5, 1.5 + 0.0]])
 
 
+@pytest.mark.parametrize("k", [1, 2, 7, 8, 9, 50, 128, 129, 374, 1000])
+def test_crammer_costs_are_numpys_numbers(k):
+    """The kernel sums in numpy's pairwise order: the same bits as the broadcast formula
+    (so MMC's labelling costs, and its labels, are the ones numpy gave), at widths on
+    either side of every change in numpy's summation (8, 128 and the halving above)."""
+    from hmlkit.baselines.mmc import _pairwise_sum
+
+    rng = np.random.default_rng(k)
+    S = rng.normal(size=(30, k)) * rng.choice([1e-3, 1.0, 1e3], size=(30, k))
+    ref = np.maximum(0.0, 1.0 + S[:, None, :] - S[:, :, None]).sum(2) - 1.0
+    assert np.array_equal(crammer_costs(S), ref)
+    a = rng.normal(size=k) * 1e3
+    assert _pairwise_sum(a, 0, k) == a.sum()
+
+
 def test_dual_cd_reaches_primal_optimum():
     rng = np.random.default_rng(0)
     n, d, k = 80, 3, 3
