@@ -490,3 +490,25 @@ def test_cc_forest_sort_order_sorts_mostly_zero_columns(zeros):
         assert sorted(order[:n]) == list(range(n))
         assert np.all(np.diff(vals[order[:n]]) >= 0)
         assert np.all(order[n:] == -1)
+
+
+def test_clustrf_grows_the_same_trees_on_sparse_input():
+    """Mostly-zero input is handed to scikit-learn as CSC (faster); the trees, leaves and
+    labels are those of the dense input."""
+    import scipy.sparse as sp
+    from sklearn.ensemble import RandomForestClassifier
+
+    from hmlkit.baselines.clustrf import ClusteringRandomForest, forest_input, product_of_marginals
+
+    rng = np.random.default_rng(0)
+    X = (rng.random((300, 40)) < 0.05) * rng.integers(1, 4, size=(300, 40)).astype(float)
+    assert sp.issparse(forest_input(X)) and not sp.issparse(forest_input(rng.random((30, 4))))
+    est = ClusteringRandomForest(4, n_estimators=20, random_state=3).fit(X)
+    # the dense forest the estimator would grow without the CSC step
+    Z = np.vstack([X, product_of_marginals(X, np.random.default_rng(3))])
+    y = np.r_[np.ones(300, np.int8), np.zeros(300, np.int8)]
+    rf = RandomForestClassifier(n_estimators=20, min_samples_leaf=3, max_features="sqrt", bootstrap=False,
+                                random_state=3).fit(Z, y)
+    assert np.array_equal(est.forest_.apply(X), rf.apply(X))
+    for a, b in zip(est.forest_.estimators_, rf.estimators_):
+        assert np.array_equal(a.tree_.threshold, b.tree_.threshold) and np.array_equal(a.tree_.feature, b.tree_.feature)

@@ -272,3 +272,36 @@ def _knn_rows(query_leaves, members, offsets, n_ref, self_index, k, bounds, coun
                 idx[q, a] = np.int32(best_id[a])
                 w[q, a] = best[a] / T
     return idx, w
+
+
+@nb.njit(cache=True)
+def csr_top_k(indptr, indices, data, k):
+    """Each row's ``k`` largest entries of a canonical CSR matrix, the diagonal and zeros
+    left out, equal values ordered by ``tie_key`` (as ``leaf_knn``): returns (rows, cols,
+    values), row by row, best first within a row (``knn_affinity``'s edges)."""
+    n = indptr.shape[0] - 1
+    count = np.zeros(n + 1, np.int64)
+    val = np.empty(k)
+    ids = np.empty(k, np.int64)
+    keys = np.empty(k, np.uint64)
+    for i in range(n):
+        m = 0
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            if j != i and data[p] != 0.0:
+                m += 1
+        count[i + 1] = count[i] + min(m, k)
+    rows = np.empty(count[n], np.int64)
+    cols = np.empty(count[n], np.int64)
+    vals = np.empty(count[n])
+    for i in range(n):
+        m = 0
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            if j != i and data[p] != 0.0:
+                m = push_top(val, ids, keys, m, data[p], j, tie_key(i, j))
+        for r in range(m):
+            rows[count[i] + r] = i
+            cols[count[i] + r] = ids[r]
+            vals[count[i] + r] = val[r]
+    return rows, cols, vals
