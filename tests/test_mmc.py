@@ -101,6 +101,16 @@ def test_crammer_costs_are_numpys_numbers(k):
     assert _pairwise_sum(a, 0, k) == a.sum()
 
 
+def test_pairwise_sum_is_numpys_on_long_runs():
+    """Runs long enough to be halved several times (the kernel's explicit stack), from an offset."""
+    from hmlkit.baselines.mmc import _pairwise_sum
+
+    rng = np.random.default_rng(5)
+    a = rng.normal(size=300_000) * rng.choice([1e-6, 1.0, 1e6], size=300_000)
+    for lo, n in ((0, 300_000), (7, 100_003), (1, 129), (13, 1031), (5, 65_537)):
+        assert _pairwise_sum(a, lo, n) == a[lo:lo + n].sum()
+
+
 def test_dual_cd_reaches_primal_optimum():
     rng = np.random.default_rng(0)
     n, d, k = 80, 3, 3

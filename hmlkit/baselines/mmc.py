@@ -229,34 +229,64 @@ def crammer_costs(S):
 
 
 @njit(cache=True)
-def _pairwise_sum(a, lo, n):
-    """``a[lo:lo + n].sum()`` to the bit: numpy's pairwise summation (8 running sums up to
-    128 elements, halves above; numpy/_core/src/umath/loops_utils.h.src)."""
+def _block_sum(a, lo, n):
+    """numpy's sum of at most 128 elements: 8 running sums (fewer than 8: in order)."""
     if n < 8:
         res = 0.0
         for i in range(lo, lo + n):
             res += a[i]
         return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    m = n - n % 8
+    for i in range(lo + 8, lo + m, 8):
+        r0 += a[i]
+        r1 += a[i + 1]
+        r2 += a[i + 2]
+        r3 += a[i + 3]
+        r4 += a[i + 4]
+        r5 += a[i + 5]
+        r6 += a[i + 6]
+        r7 += a[i + 7]
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for i in range(lo + m, lo + n):
+        res += a[i]
+    return res
+
+
+@njit(cache=True)
+def _pairwise_sum(a, lo, n):
+    """``a[lo:lo + n].sum()`` to the bit: numpy's pairwise summation (blocks of at most 128
+    summed by :func:`_block_sum`, longer runs halved at a multiple of 8;
+    numpy/_core/src/umath/loops_utils.h.src). The halving runs on an explicit stack: numba
+    loads a recursive kernel from its cache into a crash."""
     if n <= 128:
-        r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-        r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-        m = n - n % 8
-        for i in range(lo + 8, lo + m, 8):
-            r0 += a[i]
-            r1 += a[i + 1]
-            r2 += a[i + 2]
-            r3 += a[i + 3]
-            r4 += a[i + 4]
-            r5 += a[i + 5]
-            r6 += a[i + 6]
-            r7 += a[i + 7]
-        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-        for i in range(lo + m, lo + n):
-            res += a[i]
-        return res
-    n2 = n // 2
-    n2 -= n2 % 8
-    return _pairwise_sum(a, lo, n2) + _pairwise_sum(a, lo + n2, n - n2)
+        return _block_sum(a, lo, n)
+    los = np.empty(192, np.int64)       # frames: (start, length, children done?)
+    lens = np.empty(192, np.int64)
+    stage = np.empty(192, np.bool_)
+    vals = np.empty(64)                 # the sums of finished frames
+    f = 0
+    v = 0
+    los[0], lens[0], stage[0] = lo, n, False
+    f = 1
+    while f > 0:
+        f -= 1
+        s, m, joined = los[f], lens[f], stage[f]
+        if m <= 128:
+            vals[v] = _block_sum(a, s, m)
+            v += 1
+        elif joined:
+            v -= 1
+            vals[v - 1] = vals[v - 1] + vals[v]   # left + right
+        else:
+            m2 = m // 2
+            m2 -= m2 % 8
+            los[f], lens[f], stage[f] = s, m, True
+            los[f + 1], lens[f + 1], stage[f + 1] = s + m2, m - m2, False
+            los[f + 2], lens[f + 2], stage[f + 2] = s, m2, False   # popped first: the left half
+            f += 3
+    return vals[0]
 
 
 @njit(cache=True)
