@@ -24,7 +24,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-PARTS = ("affprop", "ccforest", "detscore")
+PARTS = ("affprop", "ccforest", "detscore", "mmc", "lmmc", "clustrf")
 
 
 def _corel(rate):
@@ -66,6 +66,31 @@ def run(rate, out, parts=PARTS, modes=("bitag", "cmb")):
         S = detection_scores(d.X, d.Y, random_state=0)
         print(f"DetScore detectors rate {rate}: {time.perf_counter() - t:6.1f} s ({S.shape[1]} tags)", flush=True)
         np.save(out / "detscore.npy", S)
+    _time_fits(parts, d, k, out, rate)
+
+
+def _time_fits(parts, d, k, out, rate):
+    """MMC (bitag, cmb, detscore), Latent MMC (detscore) and ClustRF (100 trees; bitag, cmb,
+    detscore), each compiled on a small problem first."""
+    from hmlkit.baselines.clustrf import ClusteringRandomForest
+    from hmlkit.baselines.inputs import make_input
+    from hmlkit.baselines.lmmc import LatentMMC
+    from hmlkit.baselines.mmc import MMC
+
+    fits = {"mmc": (lambda: MMC(k, random_state=0), ("bitag", "cmb", "detscore")),
+            "lmmc": (lambda: LatentMMC(k, random_state=0), ("detscore",)),
+            "clustrf": (lambda: ClusteringRandomForest(k, n_estimators=100, random_state=0),
+                        ("bitag", "cmb", "detscore"))}
+    small = np.random.default_rng(0).random((60, 4))
+    for name in (p for p in fits if p in parts):
+        make, modes = fits[name]
+        type(make())(3, random_state=0).fit(small)
+        for mode in modes:
+            X = make_input(mode, d, random_state=0)
+            t = time.perf_counter()
+            est = make().fit(X)
+            print(f"{name:7s} {mode:8s} rate {rate}: {time.perf_counter() - t:6.1f} s", flush=True)
+            np.save(out / f"{name}_{mode}.npy", est.labels_)
 
 
 def compare(before, after):

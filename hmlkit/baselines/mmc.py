@@ -117,16 +117,17 @@ def _best_moves(cost, labels, rows, move, arg):
 def _balanced_flow(cost, L, U):
     """Successive shortest paths for :func:`balanced_assignment`.
 
-    Start from every sample at its cheapest cluster (optimal without bounds, so no
-    residual cycle has negative cost). A cluster above ``U`` has excess, one below
-    ``L`` a deficit; the sink (taking each cluster's samples beyond ``L``, at most
-    ``U - L``) has a deficit when there is more excess than deficit, and an excess
-    otherwise. The samples collapse into arcs between clusters: ``a -> b`` costs the
-    cheapest move of one of ``a``'s samples to ``b``; ``t -> sink`` (``L <= |t| < U``)
-    and ``sink -> t`` (``L < |t| <= U``) cost 0. Each round, Dijkstra on these K + 1
-    nodes with potentials (reduced costs stay >= 0) finds the cheapest path from any
-    excess to any deficit, and one unit moves along it; only the clusters on the path
-    have their moves recomputed. At most (total excess + deficit) rounds of O(K^2 + n).
+    The flow: each sample sends one unit to its cluster; cluster ``t`` keeps ``L`` and
+    passes ``f[t]`` in ``[0, U - L]`` on to a sink, which takes ``n - K L``. Start from every
+    sample at its cheapest cluster and ``f = clip(size - L, 0, U - L)``: optimal without
+    the bounds, so every residual arc costs >= 0. Node ``t`` then has the excess
+    ``size - L - f`` (> 0 above ``U``, < 0 below ``L``), the sink ``sum f - (n - K L)``.
+    The samples collapse into arcs between clusters: ``a -> b`` costs the cheapest move
+    of one of ``a``'s samples to ``b``; ``t -> sink`` (while ``f[t] < U - L``) and
+    ``sink -> t`` (while ``f[t] > 0``) cost 0. Each round, Dijkstra on these K + 1 nodes
+    with potentials (every reduced cost stays >= 0) finds the cheapest path from an
+    excess to a deficit, and one unit moves along it; only the clusters on the path have
+    their moves recomputed. At most (total excess) rounds of O(K^2 + n).
     """
     n, k = cost.shape
     labels = np.empty(n, np.int64)
@@ -138,34 +139,34 @@ def _balanced_flow(cost, L, U):
                 b = t
         labels[i] = b
         size[b] += 1
+    cap = U - L
+    f = np.empty(k, np.int64)
+    for t in range(k):
+        f[t] = min(max(size[t] - L, 0), cap)
     move = np.empty((k, k))
     arg = np.empty((k, k), np.int64)
     rows = np.ones(k, np.bool_)
     _best_moves(cost, labels, rows, move, arg)
     sink = k
+    excess = np.empty(k + 1, np.int64)
     pi = np.zeros(k + 1)
     dist = np.empty(k + 1)
     prev = np.empty(k + 1, np.int64)
     done = np.empty(k + 1, np.bool_)
     while True:
-        over = 0
-        under = 0
+        left = 0
+        excess[sink] = L * k - n
         for t in range(k):
-            if size[t] > U:
-                over += size[t] - U
-            elif size[t] < L:
-                under += L - size[t]
-        if over == 0 and under == 0:
+            excess[t] = size[t] - L - f[t]
+            excess[sink] += f[t]
+            left += max(excess[t], 0)
+        left += max(excess[sink], 0)
+        if left == 0:
             break
         for v in range(k + 1):
-            dist[v] = np.inf
+            dist[v] = 0.0 if excess[v] > 0 else np.inf
             prev[v] = -1
             done[v] = False
-        for t in range(k):
-            if size[t] > U:
-                dist[t] = 0.0
-        if under > over:
-            dist[sink] = 0.0
         for _ in range(k + 1):  # dense Dijkstra: K is small
             u = -1
             for v in range(k + 1):
@@ -176,7 +177,7 @@ def _balanced_flow(cost, L, U):
             done[u] = True
             if u == sink:
                 for t in range(k):
-                    if not done[t] and L < size[t] <= U:
+                    if not done[t] and f[t] > 0:
                         d = dist[u] + pi[u] - pi[t]
                         if d < dist[t]:
                             dist[t] = d
@@ -188,17 +189,15 @@ def _balanced_flow(cost, L, U):
                         if d < dist[b]:
                             dist[b] = d
                             prev[b] = u
-                if not done[sink] and L <= size[u] < U:
+                if not done[sink] and f[u] < cap:
                     d = dist[u] + pi[u] - pi[sink]
                     if d < dist[sink]:
                         dist[sink] = d
                         prev[sink] = u
         tgt = -1
-        for t in range(k):
-            if size[t] < L and dist[t] < np.inf and (tgt < 0 or dist[t] < dist[tgt]):
-                tgt = t
-        if over > under and dist[sink] < np.inf and (tgt < 0 or dist[sink] < dist[tgt]):
-            tgt = sink
+        for v in range(k + 1):
+            if excess[v] < 0 and dist[v] < np.inf and (tgt < 0 or dist[v] < dist[tgt]):
+                tgt = v
         if tgt < 0:
             raise ValueError("balanced_assignment: no path from an excess to a deficit")
         dmax = 0.0
@@ -211,7 +210,11 @@ def _balanced_flow(cost, L, U):
         v = tgt
         while prev[v] >= 0:
             p = prev[v]
-            if p < k and v < k:  # a sample moves; the sink's arcs move none
+            if v == sink:
+                f[p] += 1
+            elif p == sink:
+                f[v] -= 1
+            else:  # one sample moves
                 i = arg[p, v]
                 labels[i] = v
                 size[p] -= 1
