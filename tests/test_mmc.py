@@ -79,6 +79,19 @@ def test_balanced_assignment_matches_highs(costs):
             assert np.array_equal(lab, ref)
 
 
+def test_balanced_assignment_does_not_break_ties_by_sample_order():
+    """Samples with the same costs (the same input) are split between clusters by a hash of
+    their index: a collection stored group by group must not have its first samples kept
+    together (that handed MMC the ground truth of Corel5k's untagged images)."""
+    from sklearn.metrics import normalized_mutual_info_score
+
+    cost = np.tile([0.0, 1.0, 1.0, 1.0], (200, 1))  # every sample prefers cluster 0 equally
+    lab = balanced_assignment(cost, 50, 50)
+    assert np.bincount(lab).tolist() == [50, 50, 50, 50]
+    blocks = np.repeat(np.arange(4), 50)  # the order the samples are stored in
+    assert normalized_mutual_info_score(blocks, lab) < 0.1
+
+
 def test_balanced_assignment_bad_input():
     with pytest.raises(ValueError, match="infeasible"):
         balanced_assignment(np.zeros((10, 3)), 4, 5)

@@ -45,6 +45,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import KMeans
 
 from .._validation import check_n_clusters, check_random_state_seed, check_X
+from ..primitives.topk import tie_key
 from .inputs import _mean_row_norm
 
 
@@ -93,8 +94,12 @@ def balanced_assignment(cost, L, U):
 @njit(cache=True)
 def _best_moves(cost, labels, rows, move, arg):
     """For each cluster ``a`` flagged in ``rows``: ``move[a, b]``, the cheapest change of
-    cost from moving one of ``a``'s samples to ``b``, and ``arg[a, b]``, that sample (the
-    first on ties); ``inf`` and -1 when ``a`` is empty."""
+    cost from moving one of ``a``'s samples to ``b``, and ``arg[a, b]``, that sample;
+    ``inf`` and -1 when ``a`` is empty. Equally cheap samples are ordered by a hash of
+    their index, not the index: samples with the same input tie (Corel5k's untagged
+    images on tags alone), and the collection is stored group by group, so taking the
+    first ones handed MMC the ground truth (bitag MMC at 75 % removed: NMI 0.42, against
+    0.24 with HiGHS)."""
     n, k = cost.shape
     for a in range(k):
         if rows[a]:
@@ -105,10 +110,11 @@ def _best_moves(cost, labels, rows, move, arg):
         a = labels[i]
         if rows[a]:
             ca = cost[i, a]
+            h = tie_key(i, 0)
             for b in range(k):
                 if b != a:
                     v = cost[i, b] - ca
-                    if v < move[a, b]:
+                    if v < move[a, b] or (v == move[a, b] and h < tie_key(arg[a, b], 0)):
                         move[a, b] = v
                         arg[a, b] = i
 
