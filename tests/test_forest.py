@@ -275,6 +275,22 @@ def test_knn_affinity_matches_the_sort_of_every_entry(k):
         assert np.array_equal(a.data, b.data)
 
 
+def test_knn_affinity_leaves_the_callers_matrix_unchanged():
+    """A CSR input with unsorted and repeated columns is summed and sorted in a copy: scipy
+    hands a float64 CSR through without one, so doing it in place changed the caller's arrays."""
+    # row 0: columns 2, 1, 2 (unsorted, column 2 twice); row 1: 0; row 2: 1, 0
+    A = sp.csr_matrix((np.array([1.0, 3.0, 1.5, 3.0, 2.0, 4.0]), np.array([2, 1, 2, 0, 1, 0]),
+                       np.array([0, 3, 4, 6])), shape=(3, 3))
+    before = [a.copy() for a in (A.data, A.indices, A.indptr)]
+    W = knn_affinity(A, 1)
+    for a, b in zip((A.data, A.indices, A.indptr), before):
+        assert np.array_equal(a, b)
+    assert not A.has_sorted_indices
+    ref = knn_affinity(A.toarray(), 1)  # the same graph as from the summed dense matrix
+    assert (W != ref).nnz == 0
+    assert W[0, 1] == 3.0 and W[0, 2] == 4.0  # row 0 keeps column 1 (3.0 > 2.5); row 2 names 0 (4.0)
+
+
 def test_flat_and_nocorr_variants_differ_from_full():
     # the paper's variants: its hard Gini counts untagged samples as negatives
     X, Y, layers, _ = _blobs(untagged=0.4)

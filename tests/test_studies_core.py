@@ -438,6 +438,29 @@ def test_real_study_runs_table1_rows_marks_missing_ones_and_fits_visual_rows_onc
     assert "blm/smmc" not in detail and ("bitag/spclust" in detail or "vifeat/kmeans" in detail)
 
 
+def test_real_best_names_a_rival_off_the_cluster_count_and_the_best_at_it():
+    """R-best judges against every measured row, and where the best of them found another
+    number of clusters than asked (AffProp with no preference giving K), its text says so and
+    names the best row that found K."""
+    import xarray as xr
+
+    from hmlkit.studies.claims import CLAIMS
+
+    rows = ["hmlrf", "bitag/affprop", "blm/3vcca", "vifeat/kmeans"]
+    nmi = np.array([[0.60, 0.34], [0.50, 0.33], [0.55, 0.31], [0.20, 0.20]])[:, :, None]  # (row, rate, fold)
+    found = np.array([[50, 50], [50, 232], [50, 50], [50, 50]], dtype=float)[:, :, None]
+    ds = xr.Dataset({"score": (("row", "sparseness", "fold", "metric"), nmi[..., None]),
+                     "n_found": (("row", "sparseness", "fold"), found)},
+                    coords={"row": rows, "sparseness": [0.0, 0.75], "fold": [0], "metric": ["nmi"]},
+                    attrs={"n_groups": 50})
+    ok, detail = {c[0]: c[2] for c in CLAIMS["real_corel"]}["R-best"](ds)
+    assert detail == ("0%: 0.600 vs blm/3vcca 0.550; 75%: 0.340 vs bitag/affprop 0.330 (232 clusters for 50 "
+                      "asked; best at the count asked: blm/3vcca 0.310)")
+    assert ok == "holds"
+    ds["score"][0, 1] = 0.32  # below AffProp's 232 clusters, above every row at 50: still a miss
+    assert {c[0]: c[2] for c in CLAIMS["real_corel"]}["R-best"](ds)[0] == "does not hold"
+
+
 def test_real_claims_quote_the_raw_words_ablation_without_judging_it():
     """R-km / R-hub judge the HML-RF variants; the ablation that switches the input map
     off (hmlrf_paper_raw) is quoted in R-km's text, and R-hub's diagnosis compares the

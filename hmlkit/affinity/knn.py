@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_int
+from .._validation import check_int, unshared
 from ..executors import executor_for
 from ..primitives.parallel import chunk_bounds
 from . import _kernels as K
@@ -72,6 +72,7 @@ def knn_affinity(A, n_neighbors=20):
 
     ``A`` may be sparse or dense (n, n) and non-negative.
     """
+    source = A
     if sp.issparse(A):
         A = sp.csr_matrix(A, dtype=np.float64)
     else:
@@ -87,7 +88,9 @@ def knn_affinity(A, n_neighbors=20):
     k = int(n_neighbors)
     if k < 1:
         raise ValueError(f"n_neighbors must be >= 1, got {n_neighbors}")
-    A.sum_duplicates()
+    if not A.has_canonical_format:  # summed and sorted in a copy: not in the caller's arrays
+        A = unshared(A, source)
+        A.sum_duplicates()
     # each row's k largest off the diagonal, equal ones ordered by a hash of (row, column), as
     # the kernels' kNN rows order them (by the lower column, the first samples became hubs);
     # one pass a row in numba: a lexsort of every entry was most of ClustRF's fit on tags

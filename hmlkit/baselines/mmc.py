@@ -275,10 +275,9 @@ def _pairwise_sum(a, lo, n):
     lens = np.empty(192, np.int64)
     stage = np.empty(192, np.bool_)
     vals = np.empty(64)                 # the sums of finished frames
-    f = 0
     v = 0
     los[0], lens[0], stage[0] = lo, n, False
-    f = 1
+    f = 1                               # frames on the stack
     while f > 0:
         f -= 1
         s, m, joined = los[f], lens[f], stage[f]

@@ -261,15 +261,15 @@ def thread_env(n_jobs):
 # longest standard one about 8 min; paper-profile cells can take hours and get no timeout.
 CELL_TIMEOUT = {"quick": 600, "standard": 3600, "paper": None}
 TIMEOUT_RETRIES = 1
-# Seconds each study took in the standard profile on 2 cores (docs/performance.md, "The
+# Seconds each study took in the standard profile on 2 cores (the committed run at 0d5443a, "The
 # standard run"): the order the runner starts them in when a study's own last result
 # does not say (its ``duration_s``), the longest first, so that none of them starts last
 # and runs alone. Only the order, and which study gets every core, are read from these.
 STANDARD_SECONDS = {
-    "real_corel": 1963, "table2_nuswide_clustering": 380, "table1_trecvid_clustering": 245,
-    "table6_8_completion": 189, "fig5_table3_sparseness": 170, "fig6_components": 83, "seed_sfss": 83,
-    "seed_ghfart": 80, "seed_mhcrf": 76, "seed_lmmc": 34, "fig8_parameters": 27, "table4_hierarchy_depth": 26,
-    "table5_abstractness": 13, "fig4_7_9_examples": 8,
+    "real_corel": 1594, "table2_nuswide_clustering": 276, "table1_trecvid_clustering": 197,
+    "fig5_table3_sparseness": 169, "table6_8_completion": 166, "seed_ghfart": 93, "seed_sfss": 88,
+    "fig6_components": 85, "seed_mhcrf": 78, "fig8_parameters": 29, "table4_hierarchy_depth": 28, "seed_lmmc": 23,
+    "table5_abstractness": 14, "fig4_7_9_examples": 9,
 }
 
 

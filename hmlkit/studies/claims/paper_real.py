@@ -67,12 +67,30 @@ def _real_best(row):
             raise NotChecked("no other clustering row was measured")
         parts, ok = [], True
         for x in ds.sparseness.values:
-            best = max(rivals, key=lambda r: float(nmi.sel(row=r, sparseness=x)))
-            h, b = float(nmi.sel(row=row, sparseness=x)), float(nmi.sel(row=best, sparseness=x))
+            def at(r):
+                return float(nmi.sel(row=r, sparseness=x))
+            best = max(rivals, key=at)
+            h, b = at(row), at(best)
             ok &= h > b
-            parts.append(f"{float(x):.0%}: {h:.3f} vs {best} {b:.3f}")
+            part = f"{float(x):.0%}: {h:.3f} vs {best} {b:.3f}"
+            off = _off_count(ds, best, x)
+            if off:  # more clusters than asked raise NMI: say so, and which row is best at the count
+                fair = [r for r in rivals if not _off_count(ds, r, x)]
+                part += f" ({off}" + (f"; best at the count asked: {max(fair, key=at)} {max(map(at, fair)):.3f})"
+                                      if fair else ")")
+            parts.append(part)
         return verdict(ok), "; ".join(parts)
     return claim
+
+
+def _off_count(ds, row, x):
+    """"N clusters for K asked" when ``row`` at rate ``x`` found, on average over the seeds, a
+    number of clusters other than the K asked (AffProp when no preference gives K); else ""."""
+    if "n_found" not in ds or "n_groups" not in ds.attrs:
+        return ""
+    found = float(ds["n_found"].sel(row=row, sparseness=x).mean("fold", skipna=True))
+    asked = int(ds.attrs["n_groups"])
+    return f"{found:.0f} clusters for {asked} asked" if np.isfinite(found) and round(found) != asked else ""
 
 
 def _real_spread(row, limit):
