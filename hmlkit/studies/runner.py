@@ -261,7 +261,7 @@ def thread_env(n_jobs):
 # longest standard one about 8 min; paper-profile cells can take hours and get no timeout.
 CELL_TIMEOUT = {"quick": 600, "standard": 3600, "paper": None}
 TIMEOUT_RETRIES = 1
-# Seconds each study took in the standard profile on 2 cores (the committed run at 0d5443a, "The
+# Seconds each study took in the standard profile on 2 cores (the run at 0d5443a; performance.md, "The
 # standard run"): the order the runner starts them in when a study's own last result
 # does not say (its ``duration_s``), the longest first, so that none of them starts last
 # and runs alone. Only the order, and which study gets every core, are read from these.
