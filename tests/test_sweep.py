@@ -213,3 +213,28 @@ def test_notebook_batch_run_gives_the_panel_numbers(tmp_path):
     panel = SweepPanel(profile="quick", n_samples=60, values="2, 4", n_seeds=2, fixed="sparseness=0.2")
     assert panel.start() and panel.wait(120) and panel.sweep.state == "done", panel.status.value
     np.testing.assert_array_equal(panel.result.score.values, batch.score.values)
+
+
+def test_a_sweep_after_the_forest_grows_one_forest_a_seed(monkeypatch):
+    """Sweeping a parameter that acts after the forest (tag_weight, complete_tags...), each seed's
+    forest is grown once and lent to the other points: the same scores as growing it at every
+    point (point_scores alone), a tenth of the forest fits."""
+    from hmlkit.forest.estimator import HMLForest
+
+    data = toy(n=90)
+    s = settings(param="tag_weight", values="0, 0.25, 0.5, 0.75, 1", n_seeds=2, fixed="tau=4").checked()
+    alone = np.array([[sw.point_scores(data, s, v, seed) for seed in s.seeds()] for v in s.values])
+    grown = []
+    fit = HMLForest.fit
+
+    def counting(self, *a, **k):
+        grown.append(1)
+        return fit(self, *a, **k)
+
+    monkeypatch.setattr(HMLForest, "fit", counting)
+    ds = sw.run_sweep(s, data=data)
+    assert len(grown) == 2  # one a seed, not one a (value, seed)
+    np.testing.assert_array_equal(ds.score.transpose("tag_weight", "seed", "metric").values, alone)
+    grown.clear()
+    sw.run_sweep(settings(param="tau", values="2, 4", n_seeds=2), data=data)
+    assert len(grown) == 4  # a forest parameter: every point grows its own
