@@ -11,7 +11,8 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PROFILE ?= standard
 JOBS   ?= 2
-# torch comes from the CPU wheel where one is offered locally; the deep extra is optional.
+# torch for DCCA / DCCAE, optional. From plain PyPI on Linux this is the CUDA build (GBs):
+# for the CPU build, set PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu first.
 TORCH_SPEC ?= torch==2.13.0
 
 .PHONY: install install-deep browser-deps studies demo test test-browser bench warm clean clean-numba
@@ -26,8 +27,12 @@ install: $(VENV)/.installed
 
 # Optional: PyTorch for DCCA / DCCAE. Failing to get torch is not an error:
 # those methods then report themselves unavailable.
-install-deep: install
-	-$(BIN)/python -m pip install --quiet '$(TORCH_SPEC)'
+# stamped once installed, so a later make (a dry run too) does not ask pip again; a failed
+# install leaves no stamp and is tried again next time
+$(VENV)/.deep: $(VENV)/.installed
+	-$(BIN)/python -m pip install --quiet '$(TORCH_SPEC)' && touch $@
+
+install-deep: $(VENV)/.deep
 
 # studies and tests take the deep extra too, so DCCA / DCCAE run (their rows and tests
 # say "unavailable" where torch cannot be installed)

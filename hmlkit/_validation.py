@@ -271,7 +271,8 @@ def check_Y(Y, n_samples=None, name="Y"):
 
 
 def check_layers(layers, n_tags, name="layers"):
-    """Validate a tag hierarchy: a list of disjoint tag-index arrays.
+    """Validate a tag hierarchy: a list of disjoint tag-index arrays (most abstract layer
+    first), or one layer id per tag (0 = most abstract; a 1-D integer array or list).
 
     ``None`` means one flat layer holding every tag. Tags not named by any
     layer are not allowed (the hierarchy must cover the tag set), so an
@@ -279,6 +280,9 @@ def check_layers(layers, n_tags, name="layers"):
     """
     if layers is None:
         return [np.arange(n_tags, dtype=np.int64)]
+    if isinstance(layers, (list, tuple)) and layers and all(
+            isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in layers):
+        layers = np.asarray(layers, dtype=np.int64)  # a flat list of ints: per-tag layer ids, as an array
     if isinstance(layers, np.ndarray) and layers.ndim == 1 and np.issubdtype(layers.dtype, np.integer):
         # one array of per-tag layer ids
         if layers.shape[0] != n_tags:

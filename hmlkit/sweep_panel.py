@@ -43,11 +43,12 @@ class SweepPanel:
     Cancel, Save (name). Outputs: progress bar and ETA, status, the plot, the batch command.
 
     ``data``: a TaggedData with groups, offered as the data set ``given``. ``results_dir`` /
-    ``figures_dir``: where Save writes ``<name>.nc`` / ``<name>.png``."""
+    ``figures_dir``: where Save writes ``<name>.nc`` / ``<name>.png`` (by default in folders git
+    ignores, beside the studies' committed results, never among them)."""
 
     def __init__(self, profile="quick", seed=0, n_samples=None, n_jobs=1, data=None, dataset="trecvid",
                  method="hmlrf", mode="hml", param="tau", values="4, 8, 16", n_seeds=1, metric="nmi", fixed=None,
-                 results_dir="results", figures_dir="figures", name="sweep", run=False):
+                 results_dir="results/explore", figures_dir="figures/explore", name="sweep", run=False):
         import ipywidgets as W
 
         self.given_data = data

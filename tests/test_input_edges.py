@@ -420,3 +420,22 @@ def test_intersection_kernel_map_takes_a_list_in_transform_as_in_fit():
     np.testing.assert_array_equal(m.transform(X.tolist()), m.transform(X))
     with pytest.raises(ValueError, match="sample_interval must be a positive number"):
         HIKFeatureMap(sample_interval="a").fit(X)
+
+
+def test_layers_as_a_list_of_per_tag_ids_and_tag_names_from_a_dataframe():
+    """One layer id per tag reads the same as an array or a list (a list used to be taken for
+    a list of tag-index arrays and refused); a DataFrame's columns name the tags."""
+    X, Y = _data()
+    ids = [0, 0, 1, 1]
+    expect = [np.array([0, 1]), np.array([2, 3])]
+    for given in (ids, tuple(ids), np.array(ids)):
+        got = check_layers(given, 4)
+        assert len(got) == 2 and all(np.array_equal(a, b) for a, b in zip(got, expect))
+    assert [list(a) for a in TaggedData(X, Y, layers=ids).layers] == [[0, 1], [2, 3]]
+    with pytest.raises(ValueError, match="per-tag layer ids must have length 4, got 3"):
+        check_layers([0, 1, 1], 4)
+    with pytest.raises(ValueError, match=r"layers\[0\] must be a 1-D array"):
+        check_layers([True, False, True, True], 4)  # bools are not layer ids
+    d = TaggedData(X, pd.DataFrame(Y, columns=["sky", "sea", "cat", "dog"]))
+    assert d.tag_names == ["sky", "sea", "cat", "dog"]
+    assert TaggedData(X, pd.DataFrame(Y), tag_names=list("abcd")).tag_names == list("abcd")

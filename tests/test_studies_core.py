@@ -369,6 +369,15 @@ def test_save_report_and_atomicity(tmp_path):
     assert "F-MMC" in text and "not implemented" in text
 
 
+def test_report_names_the_data_a_result_was_made_on():
+    """A study run with --set dataset=PATH read as if on the paper's data; each section now
+    names its data sets, files by their name only (no machine path)."""
+    attrs = {"parameters": json.dumps({"dataset": "/home/u/tags/mine.npz", "datasets": ["/home/u/tags/mine.npz"],
+                                       "completion_datasets": ["corel5k"], "seed": 0})}
+    assert report._data_of(attrs) == "`mine.npz`, `corel5k`"
+    assert report._data_of({}) == "" and report._data_of({"parameters": "not json"}) == ""
+
+
 def test_notebook_thread_env_keeps_torch_single_threaded_after_numba():
     """The runner's per-notebook environment: after a numba parallel kernel has
     run, torch still uses the notebook's share of threads (numba's OpenMP layer

@@ -78,6 +78,25 @@ def test_unknown_set_parameter_is_an_error_before_anything_runs(tmp_path, capsys
     assert not r.exists()  # nothing started
 
 
+def test_a_relative_data_path_is_from_where_the_command_runs(tmp_path, monkeypatch):
+    """``--set dataset=mine.npz`` was looked up in the repository, where the notebooks run, while
+    ``--results-dir`` beside it was taken from the current folder; both are now. Names stay names."""
+    seen = {}
+
+    def fake_run(names, parameters=None, **kw):
+        seen.update(parameters)
+        return []
+
+    monkeypatch.setattr(runner, "run", fake_run)
+    monkeypatch.chdir(tmp_path)
+    assert cli(["run", "table1_trecvid_clustering", "--set", "dataset=mine.npz", "--set", "seed=1",
+                "--set", "completion_datasets=['corel5k', 'sub/b.arff']"]) == 0
+    assert seen == {"dataset": str(tmp_path / "mine.npz"), "seed": 1,
+                    "completion_datasets": ["corel5k", str(tmp_path / "sub" / "b.arff")]}
+    cli(["run", "--set", "dataset=trecvid", "--set", f"datasets={str(tmp_path / 'x.npz')!r}"])
+    assert seen["dataset"] == "trecvid" and seen["datasets"] == str(tmp_path / "x.npz")
+
+
 # ------------------------------------------------------------------ (2) modes, temporaries
 def test_results_figures_and_report_are_world_readable(tmp_path, umask022):
     """mkstemp's 0600 used to survive the rename: results, figures and REPORT.md were

@@ -22,7 +22,7 @@ class TaggedData:
     layers : list of int64 arrays
         Tag hierarchy, most abstract layer first; disjoint, covering all tags.
     tag_names : list of str
-        One name per tag column.
+        One name per tag column (default: a DataFrame ``Y``'s column names, else tag0, tag1...).
     groups : ndarray (n,) int64 or None
         Ground-truth cluster of each sample, when known.
     Y_true : csr_matrix (n, m) uint8 or None
@@ -44,6 +44,8 @@ class TaggedData:
     meta: dict = field(default_factory=dict)
 
     def __post_init__(self):
+        if self.tag_names is None and hasattr(self.Y, "columns"):  # a DataFrame's columns name its tags
+            self.tag_names = [str(c) for c in self.Y.columns]
         self.X = check_X(self.X, "X")
         n = self.X.shape[0]
         self.Y = check_Y(self.Y, n, "Y")

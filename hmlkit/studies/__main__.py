@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import os
 import sys
 from pathlib import Path
 
@@ -43,10 +44,34 @@ def _param(text):
     return k.strip(), v
 
 
+# the parameters that name data: a relative path in them is the user's, from where the command
+# runs (the notebooks run in the repository)
+DATA_PARAMS = ("dataset", "datasets", "completion_datasets")
+
+
+def _data_paths_from_here(parameters):
+    """``parameters`` with every relative data path of :data:`DATA_PARAMS` made absolute from
+    the current folder, as ``--results-dir`` is; a named data set (``trecvid``, ``corel5k``...)
+    stays a name."""
+    from .config import NAMED
+
+    def here(v):
+        if isinstance(v, (str, os.PathLike)) and str(v) not in NAMED and not Path(v).expanduser().is_absolute():
+            return str(Path(v).expanduser().resolve())
+        return v
+
+    out = dict(parameters)
+    for k in DATA_PARAMS:
+        if k in out:
+            v = out[k]
+            out[k] = type(v)(here(x) for x in v) if isinstance(v, (list, tuple)) else here(v)
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m hmlkit.studies", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="{run,report,list}")
     r = sub.add_parser("run", help="execute study notebooks with papermill")
     r.add_argument("names", nargs="*", help=f"studies to run (default all): {', '.join(STUDIES)}")
     r.add_argument("--profile", default="standard", choices=PROFILES)
@@ -54,9 +79,10 @@ def main(argv=None):
                    help="notebooks at once (default: #cores; -1 one per core, -2 all cores but one)")
     r.add_argument("--results-dir", default=None, help="default results/ (standard), results/PROFILE/ (others)")
     r.add_argument("--figures-dir", default=None, help="default figures/ (standard), figures/PROFILE/ (others)")
-    r.add_argument("--executed-dir", default=None, help="executed notebooks (default results/executed)")
+    r.add_argument("--executed-dir", default=None, help="executed notebooks (default RESULTS_DIR/executed)")
     r.add_argument("--set", type=_param, action="append", default=[], metavar="KEY=VALUE",
-                   help="override a notebook parameter, e.g. --set seed=1")
+                   help="override a notebook parameter, e.g. --set seed=1 (a relative data path, as in "
+                        "--set dataset=mine.npz, is from the current folder)")
     r.add_argument("--kernel", default=None, help="Jupyter kernel name (default python3)")
     r.add_argument("--force", action="store_true",
                    help="run every study named, even those whose stored result is up to date")
@@ -68,8 +94,8 @@ def main(argv=None):
     rep = sub.add_parser("report", help="rewrite REPORT.md from existing results")
     rep.add_argument("--profile", default="standard", choices=PROFILES,
                      help="whose results (default standard: results/; others results/PROFILE/)")
-    rep.add_argument("--results-dir", default=None)
-    rep.add_argument("--figures-dir", default=None)
+    rep.add_argument("--results-dir", default=None, help="the results to report (default: the profile's)")
+    rep.add_argument("--figures-dir", default=None, help="the figures REPORT.md shows (default: the profile's)")
     sub.add_parser("list", help="list the studies")
     args = ap.parse_args(argv)
     if args.cmd == "list":
@@ -97,7 +123,7 @@ def main(argv=None):
     try:
         res = run(args.names, profile=args.profile, jobs=args.jobs, results_dir=_given(args.results_dir),
                   figures_dir=_given(args.figures_dir), executed_dir=_given(args.executed_dir),
-                  parameters=dict(args.set),
+                  parameters=_data_paths_from_here(args.set),
                   kernel_name=args.kernel, force=args.force, dry_run=args.dry_run,
                   cell_timeout="profile" if args.cell_timeout is None else args.cell_timeout)
     except ValueError as exc:

@@ -69,6 +69,23 @@ def _first(name, folder, staged):
     return Path(folder) / name
 
 
+def _data_of(attrs):
+    """The data sets a result was made on, from its parameters: names as they are, files by
+    their name (so a study run on your own data says so, and no machine path is shown)."""
+    try:
+        p = json.loads(attrs.get("parameters", "{}"))
+    except (TypeError, ValueError):
+        return ""
+    names = []
+    for key in ("datasets", "dataset", "completion_datasets"):
+        v = p.get(key)
+        for d in (v if isinstance(v, list) else [v] if v else []):
+            shown = f"`{Path(str(d)).name}`"
+            if shown not in names:
+                names.append(shown)
+    return ", ".join(names)
+
+
 def study_section(name, results_dir, figures_dir=None, staged=(None, None)):
     """Markdown for one study, and its claim results. ``staged``: the staging folders
     (results, figures) of a run about to be committed (``hmlkit.studies.runner``), whose
@@ -85,7 +102,9 @@ def study_section(name, results_dir, figures_dir=None, staged=(None, None)):
         raise UnreadableResult(f"{_shown(Path(results_dir) / path.name)} cannot be read "
                                f"({type(exc).__name__}: {str(exc).strip() or 'no detail'})") from exc
     attrs = ds.attrs
-    lines.append(f"Profile `{attrs.get('profile', '?')}`, seed {attrs.get('seed', '?')}, "
+    data = _data_of(attrs)
+    lines.append(f"Profile `{attrs.get('profile', '?')}`, " + (f"data {data}, " if data else "")
+                 + f"seed {attrs.get('seed', '?')}, "
                  f"{attrs.get('duration_s', '?')} s, commit `{attrs.get('git_commit', '?')}`, "
                  f"key `{key_id(attrs.get('run_key'))}`.")
     lines.append("")
