@@ -27,6 +27,21 @@ def test_notebook_is_in_canonical_form(path):
     assert out == text, "not canonical, run `make notebooks`: " + "; ".join(changes)
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_papermill_reads_every_parameter(path):
+    """papermill skips a parameter line it cannot parse (an equals sign in its comment did it to
+    explore's sweep_fixed: ``-p sweep_fixed ...`` then had no default to replace, and it warned)."""
+    import ast
+
+    from papermill.translators import PythonTranslator
+
+    nb = nbformat.read(path, as_version=4)
+    cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    assigned = {t.id for n in ast.parse(cell.source).body if isinstance(n, ast.Assign)
+                for t in n.targets if isinstance(t, ast.Name)}
+    assert {p.name for p in PythonTranslator.inspect(cell)} == assigned
+
+
 def test_the_notebooks_are_the_only_source():
     """No generator holds the cells a second time, and every study has its notebook."""
     assert not (ROOT / "studies" / "_build_notebooks.py").exists()
