@@ -137,9 +137,9 @@ def test_sweep_panel_in_jupyterlab_cancel_and_save(lab, browser, tmp_path):  # n
 
     import xarray as xr
 
-    with xr.open_dataset(root / "results" / "browser_sweep.nc") as ds:
+    with xr.open_dataset(root / "results" / "explore" / "browser_sweep.nc") as ds:
         ds.load()
-    assert (root / "figures" / "browser_sweep.png").exists()
+    assert (root / "figures" / "explore" / "browser_sweep.png").exists()
     assert list(ds.tau.values) == [5, 10, 20, 400, 800, 1600][:kept] and ds.sizes["seed"] == 2
     assert ds.attrs["state"] == "cancelled" and int(ds.attrs["n_points_done"]) == kept
     assert bool((ds.status == "done").all()) and bool(ds.score.notnull().all())
