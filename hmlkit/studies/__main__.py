@@ -57,7 +57,7 @@ def _data_paths_from_here(parameters):
 
     def here(v):
         if isinstance(v, (str, os.PathLike)) and str(v) not in NAMED and not Path(v).expanduser().is_absolute():
-            return str(Path(v).expanduser().resolve())
+            return str(_given(v))
         return v
 
     out = dict(parameters)
