@@ -72,14 +72,18 @@ def _warm_text(root):
 def mark_warm(root=None, cache_dir=None):
     """Record that every kernel of the current sources is in the cache (``hmlkit.warm``)."""
     root, cache_dir = _where(root, cache_dir)
-    stamp = _stamp(root, cache_dir, WARMED)
     try:
-        stamp.parent.mkdir(parents=True, exist_ok=True)
-        tmp = stamp.with_name(f"{WARMED}.{os.getpid()}.tmp")
-        tmp.write_text(_warm_text(root))
-        os.replace(tmp, stamp)
+        _write_stamp(_stamp(root, cache_dir, WARMED), _warm_text(root))
     except OSError:
         pass  # a cache that cannot be written: the next run warms again
+
+
+def _write_stamp(stamp, text):
+    """Write ``text`` to ``stamp`` atomically: a concurrent import reads the old stamp or the new."""
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    tmp = stamp.with_name(f"{stamp.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, stamp)
 
 
 def is_warm(root=None, cache_dir=None):
@@ -120,10 +124,7 @@ def refresh(root=None, cache_dir=None):
                 for f in folder.glob(pattern):
                     f.unlink(missing_ok=True)
                     removed += 1
-        stamp.parent.mkdir(parents=True, exist_ok=True)
-        tmp = stamp.with_name(f"{STAMP}.{os.getpid()}.tmp")
-        tmp.write_text(digest)
-        os.replace(tmp, stamp)  # atomic: a concurrent import reads the old stamp or the new
+        _write_stamp(stamp, digest)
         return removed
     except OSError:
         return 0

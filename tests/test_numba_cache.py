@@ -165,9 +165,11 @@ def test_a_run_warms_before_its_studies_start_unless_warm(tmp_path, monkeypatch)
     monkeypatch.setattr(warm, "warm_in_processes", lambda groups=warm.GROUPS: calls.append(groups) or {})
     monkeypatch.setattr(warm, "is_warm", lambda: False)
     logged = []
-    runner._warm(2, logged.append)
+    runner._warm(True, logged.append)
     assert calls == [warm.GROUPS] and "numba kernels compiled or loaded" in logged[0]
-    runner._warm(1, logged.append)  # one study at a time: nothing side by side
+    runner._warm(False, logged.append)  # one process at a time: nothing side by side
+    assert [runner._many_processes(n) for n in (None, 1, 2, -1, True, "2")] == [False, False, True, True, False,
+                                                                                False]
     monkeypatch.setattr(warm, "is_warm", lambda: True)
-    runner._warm(2, logged.append)
+    runner._warm(True, logged.append)
     assert len(calls) == 1 and len(logged) == 1

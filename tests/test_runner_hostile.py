@@ -328,10 +328,12 @@ def test_a_bad_folder_is_a_clear_error_before_anything_runs(tmp_path, monkeypatc
         dirs = {"results_dir": tmp_path / "r", "figures_dir": tmp_path / "f", which: folder}
         with pytest.raises(ValueError, match=re.escape(f"{which} ({flag}) {str(folder)!r} {says}")):
             runner.run([STUDY], profile="quick", log=lambda *a: None, **dirs)
+        assert not (tmp_path / "r").exists() and not (tmp_path / "f").exists()  # none made, or removed again
         args = [a for k, v in dirs.items() for a in ("--" + k.replace("_", "-"), str(v))]
         assert cli(["run", STUDY, "--profile", "quick", *args]) == 2
         err = capsys.readouterr().err
         assert f"error: {which} ({flag})" in err and says in err and "Traceback" not in err, err
+        assert not (tmp_path / "r").exists() and not (tmp_path / "f").exists()
 
 
 def test_report_into_a_bad_folder_is_a_clear_error(tmp_path, capsys):

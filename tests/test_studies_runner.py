@@ -265,8 +265,10 @@ def test_stopped_run_stops_its_processes_and_keeps_previous_results(tmp_path, si
         proc.send_signal(signum)
         time.sleep(5.0)
         assert not _alive(kids), [(k.pid, k.cmdline()) for k in _alive(kids)]
-        assert proc.poll() == 128 + signum, proc.communicate()
-        out, err = proc.communicate()
+        # the runner itself exits by then on an idle machine; under load (a fresh clone's suite
+        # beside other work) its interpreter's shutdown took longer, after "stopped" was printed
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 128 + signum, (out, err)
         assert b"previous results kept" in err, err
     finally:
         if proc.poll() is None:

@@ -202,14 +202,19 @@ class _TieBrokenSimilarity:
         n = S.shape[0]
         N = np.random.RandomState(random_state).standard_normal(size=(n, n))
         self._diag_noise = N.flat[:: n + 1].copy()
-        S += (np.finfo(S.dtype).eps * S + np.finfo(S.dtype).tiny * 100) * N
+        S += self._scale(S) * N
         self.S = S
+
+    @staticmethod
+    def _scale(x):
+        """scikit-learn's noise scale for similarity ``x``: ``eps x + 100 tiny``."""
+        return np.finfo(np.float64).eps * x + np.finfo(np.float64).tiny * 100
 
     def with_preference(self, preference):
         """The noised similarity with ``preference`` on its diagonal (shared, not a copy)."""
         S = self.S
         p = np.full(S.shape[0], float(preference))
-        S.flat[:: S.shape[0] + 1] = p + (np.finfo(S.dtype).eps * p + np.finfo(S.dtype).tiny * 100) * self._diag_noise
+        S.flat[:: S.shape[0] + 1] = p + self._scale(p) * self._diag_noise
         return S
 
 

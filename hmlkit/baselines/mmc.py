@@ -395,6 +395,16 @@ def _sparse_add(W, ptr, idx, val, i, r, coef):
         W[r, idx[q]] += coef * val[q]
 
 
+@njit(cache=True, inline="always")
+def _projected_gradient(G, a, c):
+    """The gradient ``G`` of a coordinate ``0 <= a <= c``, projected on its box."""
+    if a <= 0.0:
+        return min(G, 0.0)
+    if a >= c:
+        return max(G, 0.0)
+    return G
+
+
 @njit(cache=True)
 def dual_cd(Xb, H, latent, labels, alpha, c, W, orders, tol):
     """The linear model's passes on ``Xb``'s non-zeros only (bag-of-words and tag inputs are
@@ -432,12 +442,7 @@ def dual_cd(Xb, H, latent, labels, alpha, c, W, orders, tol):
                     continue
                 G = sy - _sparse_dot(W, ptr, idx, val, i, r) - 1.0
                 a = alpha[i, r]
-                if a <= 0.0:
-                    pg = min(G, 0.0)
-                elif a >= c:
-                    pg = max(G, 0.0)
-                else:
-                    pg = G
+                pg = _projected_gradient(G, a, c)
                 if abs(pg) > max_pg:
                     max_pg = abs(pg)
                 if pg == 0.0:
@@ -498,12 +503,7 @@ def dual_cd_dense(Xb, H, latent, labels, alpha, c, W, orders, tol):
                     continue
                 G = sy - _phi_dot(W, Xb, H, latent, i, r) - 1.0
                 a = alpha[i, r]
-                if a <= 0.0:
-                    pg = min(G, 0.0)
-                elif a >= c:
-                    pg = max(G, 0.0)
-                else:
-                    pg = G
+                pg = _projected_gradient(G, a, c)
                 if abs(pg) > max_pg:
                     max_pg = abs(pg)
                 if pg == 0.0:

@@ -50,52 +50,41 @@ MASS_FLOOR = 1e-12
 
 @nb.njit(cache=True, error_model="numpy")
 def layer_parent_stats(samples, start, end, k, ly_indptr, ly_indices, layer_ptr, has_layer, soft_pos, soft_neg,
-                       soft, ignore_untagged, cS, PS, MS):
-    """Per-tag statistics of the node for layer k.
+                       cS, PS, MS):
+    """Per-tag statistics of the node for a soft layer k (a hard layer goes through
+    ``hard_layer_tags``).
 
-    Returns (impurity = sum_i psi_i(S), n_missing, sum_i c_i, sum_i c_i^2).
-    Hard mode (``soft`` False): cS[li] = positive count (cS must be zero on
-    entry; ``clear_counts`` resets it after use, touching only the node's
-    tags, so small nodes cost O(node) not O(layer)); with
-    ``ignore_untagged`` the samples with no tag in layer k are counted in
-    n_missing and carry no mass (the impurity is over the N - n_missing
-    labelled ones; 0 when there are none). Soft mode: additionally
-    PS / MS = positive / total mass per tag, missing samples soft.
+    Returns (impurity = sum_i psi_i(S), n_missing, sum_i c_i, sum_i c_i^2). cS[li] =
+    positive count of the labelled samples (cS must be zero on entry; ``clear_counts``
+    resets it after use, touching only the node's tags, so small nodes cost O(node) not
+    O(layer)); PS / MS = positive / total mass per tag, the missing samples (no tag in
+    layer k) soft.
     """
     N = end - start
     n_missing = 0
     sumS = 0
     sumsq = 0
-    if soft:
-        lsz = layer_ptr[k + 1] - layer_ptr[k]
-        off = layer_ptr[k]
-        for li in range(lsz):
-            PS[li] = 0.0
-            MS[li] = 0.0
+    lsz = layer_ptr[k + 1] - layer_ptr[k]
+    off = layer_ptr[k]
+    for li in range(lsz):
+        PS[li] = 0.0
+        MS[li] = 0.0
     for a in range(start, end):
         prefetch_tags(samples, a, end, k, ly_indptr, ly_indices)
         s = samples[a]
-        if soft and has_layer[s, k] == 0:
+        if has_layer[s, k] == 0:
             n_missing += 1
             for li in range(lsz):
                 p = soft_pos[s, off + li]
                 PS[li] += p
                 MS[li] += p + soft_neg[s, off + li]
         else:
-            if ignore_untagged and ly_indptr[k, s + 1] == ly_indptr[k, s]:
-                n_missing += 1
             for b in range(ly_indptr[k, s], ly_indptr[k, s + 1]):
                 li = ly_indices[b]
                 c = cS[li]
                 sumsq += 2 * c + 1
                 cS[li] = c + 1
                 sumS += 1
-    if not soft:
-        # sum_i 2 c_i (N - c_i) / N^2, N the labelled samples
-        N -= n_missing
-        if N == 0:
-            return 0.0, n_missing, sumS, sumsq
-        return 2.0 * (N * sumS - sumsq) / (N * N), n_missing, sumS, sumsq
     nlab = N - n_missing
     imp = 0.0
     for li in range(lsz):
@@ -215,7 +204,7 @@ def fill_slots(N, lsz, nptr, ntag, slots):
 
 @nb.njit(cache=True, error_model="numpy")
 def hard_layer_tags(samples, start, end, k, ly_indptr, ly_indices, ignore_untagged, cS, nptr, ntag, nrow):
-    """``layer_parent_stats`` of a hard layer k (same results) and the copy of ``node_layer_tags``
+    """The statistics of a hard layer k (as ``layer_parent_stats`` of a soft one) and the copy of ``node_layer_tags``
     (nptr, ntag, nrow; the slots are left to ``fill_slots``) in one pass over the samples' tag
     lists: on small nodes of sparse features (Corel5k's visual words), where a node draws
     features that cost little, reading each tag list twice plus once more to clear the

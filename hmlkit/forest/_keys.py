@@ -21,6 +21,16 @@ def dense_ranks(X):
     return out
 
 
+@nb.njit(cache=True, inline="always")
+def sample_key(R, Rh, h, f, s):
+    """Sample ``s``'s key of feature ``f`` (its dense rank): R[f, s], with the high 16
+    bits from Rh[h, s] when the feature is wide (``h >= 0``, see ``feature_keys``)."""
+    v = np.uint32(R[f, s])
+    if h >= 0:
+        v |= np.uint32(Rh[h, s]) << 16
+    return v
+
+
 KEY_BLOCK = 32  # features transposed together by ``_feature_keys``
 RANK16 = 1 << 16  # ranks a uint16 holds
 
@@ -106,9 +116,7 @@ def sparse_keys(R, mode_rank, Rh, high):
         c = 0
         for s0 in range(0, n, 1024):  # a dense feature is given up after about n / SPARSE_SHARE keys
             for s in range(s0, min(n, s0 + 1024)):
-                v = np.uint32(R[f, s])
-                if h >= 0:
-                    v |= np.uint32(Rh[h, s]) << 16
+                v = sample_key(R, Rh, h, f, s)
                 c += v != md
             if c > cap:
                 break
@@ -124,9 +132,7 @@ def sparse_keys(R, mode_rank, Rh, high):
         md = mode_rank[f]
         b = sp_start[f]
         for s in range(n):
-            v = np.uint32(R[f, s])
-            if h >= 0:
-                v |= np.uint32(Rh[h, s]) << 16
+            v = sample_key(R, Rh, h, f, s)
             if v != md:
                 sp_idx[b] = s
                 b += 1

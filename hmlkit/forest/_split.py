@@ -28,7 +28,7 @@ from ._criterion import (
     sweep_hard,
     sweep_soft,
 )
-from ._keys import sort_node_keys
+from ._keys import sample_key, sort_node_keys
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -49,8 +49,7 @@ def target_layer(samples, start, end, n_layers, ly_indptr, ly_indices, layer_ptr
         soft = use_soft and k < n_layers - 1
         if soft:
             imp, n_missing, sumS, sumsq = layer_parent_stats(samples, start, end, k, ly_indptr, ly_indices,
-                                                             layer_ptr, has_layer, soft_pos, soft_neg, True,
-                                                             ignore_untagged, cS, PS, MS)
+                                                             layer_ptr, has_layer, soft_pos, soft_neg, cS, PS, MS)
             if imp > EPS_PURE:
                 # with no missing sample the soft criterion equals the hard one:
                 # use the cheaper hard sweep
@@ -123,9 +122,7 @@ def _gather_keys(R, Rh, h, f, kidx, start, N, md, keys, cpos):
             prefetch2d(R, f, s2)
             if h >= 0:
                 prefetch2d(Rh, h, s2)
-        v = np.uint32(R[f, s])
-        if h >= 0:
-            v |= np.uint32(Rh[h, s]) << 16
+        v = sample_key(R, Rh, h, f, s)
         keys[m] = v
         cpos[m] = a
         m += v != md
@@ -153,9 +150,7 @@ def _gather_sparse(R, Rh, h, f, kidx, start, N, md, keys, cpos, sp_idx, b0, b1, 
         s = sp_idx[b]
         a = spos[s]
         mine = a < N and kidx[start + a] == s
-        v = np.uint32(R[f, s])
-        if h >= 0:
-            v |= np.uint32(Rh[h, s]) << 16
+        v = sample_key(R, Rh, h, f, s)
         keys[m] = v
         cpos[m] = a
         m += mine

@@ -160,29 +160,24 @@ def _task_pool(n_jobs):
 def _clustering_task(rows, names, data, seed, rate):
     """Fit the rows ``names`` on ``data`` with ``rate`` of its tags removed (seed ``seed``).
     Per row ("measured", scores, largest cluster, seconds) or ("failed", status, reason)."""
+    from .grids import status_of
+
     d = remove_tags(data, rate, random_state=seed) if rate else data
     out = {}
     try:
-        _fit_rows(rows, names, data, d, seed, out)
+        for name in names:
+            t0 = time.time()
+            try:
+                labels = np.asarray(rows[name][1](d, data.n_groups, seed))
+            except Exception as exc:  # recorded in the table, never hidden
+                out[name] = ("failed",) + status_of(exc)  # (a wrong parameter raises here)
+                continue
+            sc = _clustering_scores(data.groups, labels)
+            out[name] = ("measured", [sc[m] for m in METRICS], int(np.bincount(labels).max()), time.time() - t0,
+                         len(np.unique(labels)))
     finally:
         _LAST_HML.clear()  # a forest is shared within a task only
     return out
-
-
-def _fit_rows(rows, names, data, d, seed, out):
-    """Fill ``out`` with the rows ``names`` fitted on ``d`` (``data`` with tags removed)."""
-    from .grids import status_of
-
-    for name in names:
-        t0 = time.time()
-        try:
-            labels = np.asarray(rows[name][1](d, data.n_groups, seed))
-        except Exception as exc:  # recorded in the table, never hidden
-            out[name] = ("failed",) + status_of(exc)  # (a wrong parameter raises here)
-            continue
-        sc = _clustering_scores(data.groups, labels)
-        out[name] = ("measured", [sc[m] for m in METRICS], int(np.bincount(labels).max()), time.time() - t0,
-                     len(np.unique(labels)))
 
 
 def clustering_study(data, cfg, rows=None, part="all", progress=True):

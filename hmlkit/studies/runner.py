@@ -646,9 +646,20 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
         log(f"dry run: {len(todo)} of {len(names)} studies would run, {len(fresh)} up to date")
         return [RunResult(n, True, 0.0, str(rd / f"{n}.nc"), up_to_date=not reasons[n], reason=reasons[n] or "")
                 for n in names]
-    for d, what in ((rd, "results_dir (--results-dir)"), (fd, "figures_dir (--figures-dir)"),
-                    (ed, "executed_dir (--executed-dir)")):
-        check_folder(d, what)
+    made = []  # the folders this call creates: removed again (when still empty) if a later one is refused
+    try:
+        for d, what in ((rd, "results_dir (--results-dir)"), (fd, "figures_dir (--figures-dir)"),
+                        (ed, "executed_dir (--executed-dir)")):
+            new = [p for p in (Path(d), *Path(d).parents) if not p.exists()]
+            check_folder(d, what)
+            made += new
+    except ValueError:
+        for p in made:  # deepest first, as listed
+            try:
+                p.rmdir()
+            except OSError:
+                pass  # not empty, or gone: left as it is
+        raise
     for d in (rd, fd, ed):  # staged files of a run that was killed (SIGKILL: no clean-up)
         remove_stale_temps(d)
     if kernel_name is None:
@@ -671,7 +682,8 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
         for name, why in unavailable_methods():
             log(f"method {name} is unavailable ({why}): its rows will say so and the claims comparing HML-RF "
                 f"with it will be 'not checked'")
-        _warm(jobs, log)
+        # processes at once: several studies, or one study's task processes (real_corel's n_jobs)
+        _warm(jobs > 1 or any(_many_processes(params[n].get("n_jobs")) for n in todo), log)
         claims = _run_pool(order, params, run_keys, reasons, jobs, rd, fd, ed, cwd, kernel_name, cell_timeout,
                            report, log, progress_every, results, saved, t0)
     if report and (claims is not None or not (rd / "REPORT.md").exists()):
@@ -688,13 +700,20 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
     return sorted(results, key=lambda r: names.index(r.name))
 
 
-def _warm(jobs, log):
+def _many_processes(n_jobs):
+    """Whether a study's ``n_jobs`` runs its tasks in several processes (joblib's meaning:
+    None is one, -1 every core)."""
+    return isinstance(n_jobs, int) and not isinstance(n_jobs, bool) and (n_jobs > 1 or n_jobs < 0)
+
+
+def _warm(parallel, log):
     """Compile the kit's numba kernels before the studies start (``hmlkit.warm``, two
-    processes): from a cold cache every notebook and task process started before the first
-    had written numba's cache compiled the same kernels beside the others, about two minutes
-    of CPU each; a current cache is loaded in seconds."""
-    if jobs < 2:
-        return  # one study at a time: its first fits compile each kernel once anyway
+    processes) when several processes will run at once (``parallel``): from a cold cache
+    every notebook and task process started before the first had written numba's cache
+    compiled the same kernels beside the others, about two minutes of CPU each; a current
+    cache is loaded in seconds."""
+    if not parallel:
+        return  # one process at a time: its first fits compile each kernel once anyway
     from ..warm import warm_if_needed
 
     t = time.time()

@@ -76,8 +76,8 @@ def _real_best(row):
             off = _off_count(ds, best, x)
             if off:  # more clusters than asked raise NMI: say so, and which row is best at the count
                 fair = [r for r in rivals if not _off_count(ds, r, x)]
-                part += f" ({off}" + (f"; best at the count asked: {max(fair, key=at)} {max(map(at, fair)):.3f})"
-                                      if fair else ")")
+                top = max(fair, key=at) if fair else None
+                part += f" ({off}" + (f"; best at the count asked: {top} {at(top):.3f})" if fair else ")")
             parts.append(part)
         return verdict(ok), "; ".join(parts)
     return claim
