@@ -189,6 +189,31 @@ def check_X_features(est, X, reset, name="X"):
     return X
 
 
+def tag_names_of(Y):
+    """The tag names of ``Y``: a pandas frame's column names when they are all strings
+    (as scikit-learn records feature names), else None."""
+    if not _is_pandas(Y) or not hasattr(Y, "columns"):
+        return None
+    cols = list(Y.columns)
+    return np.asarray(cols, dtype=object) if cols and all(isinstance(c, str) for c in cols) else None
+
+
+def check_tag_names(est, Y, name="Y"):
+    """A ValueError when frame ``Y`` names other tags, or the same ones in another order,
+    than ``est.tag_names_in_`` (its fit's): its columns would be read by position, each
+    score landing on another tag, silently. Names on one side only are read by position."""
+    fitted = getattr(est, "tag_names_in_", None)
+    given = tag_names_of(Y)
+    if fitted is None or given is None or np.array_equal(fitted, given):
+        return
+    unseen = [t for t in given if t not in set(fitted)]
+    missing = [t for t in fitted if t not in set(given)]
+    what = (f"tags not seen at fit: {unseen[:5]}" if unseen else "") + \
+        ("; " if unseen and missing else "") + (f"tags missing: {missing[:5]}" if missing else "")
+    raise ValueError(f"{name}'s columns must name the tags {type(est).__name__} was fitted on, in the same "
+                     f"order ({what or 'the same tags in another order'})")
+
+
 def check_fitted(est, attribute):
     """A :class:`sklearn.exceptions.NotFittedError` (a ValueError) unless ``est`` has
     ``attribute``, which its ``fit`` sets."""

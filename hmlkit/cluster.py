@@ -11,8 +11,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from ._validation import SparseXTags, check_bool, check_estimator_params, check_int, check_n_clusters, check_weight, \
-    check_X_features, check_Y
+from ._validation import SparseXTags, check_bool, check_estimator_params, check_int, check_layers, check_n_clusters, \
+    check_weight, check_X_features, check_Y
 from .affinity import knn_graph_from_neighbors, leaf_knn
 from .complete import completed_tags
 from .forest.estimator import FOREST_PARAMS, SPLIT_SAMPLE, forest_from  # noqa: F401 (FOREST_PARAMS: importable here)
@@ -43,6 +43,22 @@ def _same_param(a, b):
     if isinstance(a, (str, numbers.Number)) and isinstance(b, (str, numbers.Number)):
         return a == b  # a string never equals a number
     return False
+
+
+def _data_digest(X, Y, layers):
+    """A digest of the data a forest is grown on, for ``forest_of``: X's shape and up to
+    256 of its rows spread over it, every tag of Y, the layers. Cheap at any size (a
+    million samples: milliseconds); two data sets that differ only in rows it skips pass."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    h.update(repr((X.shape, Y.shape, str(X.dtype), [len(layer) for layer in layers])).encode())
+    rows = np.unique(np.linspace(0, X.shape[0] - 1, min(X.shape[0], 256)).astype(np.int64))
+    sample = X[rows]
+    h.update(np.ascontiguousarray(sample.toarray() if sp.issparse(sample) else sample).tobytes())
+    for a in (Y.indptr, Y.indices, *layers):
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
 
 
 def _forest_params_differ(a, b):
@@ -209,8 +225,10 @@ class HMLClustering(SparseXTags, ClusterMixin, BaseEstimator):
         beta = check_weight(self.completion_weight, "completion_weight")
         top = check_int(self.completion_top, "completion_top")
         kappa = check_int(self.n_neighbors, "n_neighbors")
+        layers = check_layers(layers, Y.shape[1])  # once: a generator given would be spent
+        digest = _data_digest(X, Y, layers)
         if forest_of is not None:
-            self._check_shares_forest(forest_of, X)
+            self._check_shares_forest(forest_of, X, digest)
             self.feature_map_, self.forest_, self._knn = forest_of.feature_map_, forest_of.forest_, forest_of._knn
         else:
             self.feature_map_ = resolve_feature_map(self.feature_map, X)
@@ -221,6 +239,7 @@ class HMLClustering(SparseXTags, ClusterMixin, BaseEstimator):
             self.forest_ = forest_from(self, bootstrap=self.bootstrap).fit(Xf, Y, layers)
             self._knn = leaf_knn(self.forest_.train_leaves_, kappa)
         _warn_if_degenerate(X, Y, self.forest_, int(self.n_clusters))
+        self._data = digest  # what forest_of checks: the same data
         idx, w = self._knn
         W = knn_graph_from_neighbors(idx, w, X.shape[0])
         self.tags_ = completed_tags(idx, w, Y, kappa, beta, top) if complete and tag_weight != 0 else Y
@@ -228,7 +247,7 @@ class HMLClustering(SparseXTags, ClusterMixin, BaseEstimator):
             W, self.n_clusters, kappa, self.random_state, Y=self.tags_, tag_weight=tag_weight)
         return self
 
-    def _check_shares_forest(self, other, X):
+    def _check_shares_forest(self, other, X, digest):
         if not isinstance(other, HMLClustering) or not hasattr(other, "_knn"):
             raise ValueError("forest_of must be a fitted HMLClustering")
         differ = _forest_params_differ(self, other)
@@ -238,6 +257,9 @@ class HMLClustering(SparseXTags, ClusterMixin, BaseEstimator):
         if other.forest_.train_leaves_.shape[0] != X.shape[0] or other.n_features_in_ != X.shape[1]:
             raise ValueError(f"forest_of was fitted on {other.forest_.train_leaves_.shape[0]} samples of "
                              f"{other.n_features_in_} features, X has {X.shape[0]} of {X.shape[1]}")
+        if getattr(other, "_data", None) != digest:
+            raise ValueError("forest_of was fitted on other data (X, Y or layers differ): its forest is not "
+                             "this data's")
 
     def fit_predict(self, X, Y, layers=None):
         return self.fit(X, Y, layers).labels_

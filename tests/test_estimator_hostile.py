@@ -209,3 +209,58 @@ def test_numeric_object_dtype_X_is_taken_as_numbers():
     bad[2, 1] = "two"
     with pytest.raises(ValueError, match="X must be numeric: could not convert string to float"):
         HMLForest(**SMALL).fit(bad, Y)
+
+
+def test_a_frame_of_new_tags_must_name_the_fitted_tags_in_order():
+    """A frame Y given to predict_scores with its columns reordered used to be read by
+    position: every score on another tag, silently."""
+    X, Y = _data()
+    names = [f"t{j}" for j in range(Y.shape[1])]
+    Ydf = pd.DataFrame(Y, columns=names)
+    tc = HMLTagCompleter(n_estimators=5, random_state=0).fit(X, Ydf)
+    assert list(tc.tag_names_in_) == names
+    by_frame = tc.predict_scores(X[:4], Ydf.iloc[:4])
+    np.testing.assert_array_equal(by_frame, tc.predict_scores(X[:4], Y[:4]))  # an array: by position
+    with pytest.raises(ValueError, match="another order"):
+        tc.predict_scores(X[:4], Ydf.iloc[:4][names[::-1]])
+    with pytest.raises(ValueError, match=r"tags not seen at fit: \['u0'\]"):
+        tc.predict_scores(X[:4], Ydf.iloc[:4].rename(columns={"t0": "u0"}))
+    assert not hasattr(tc.fit(X, Y), "tag_names_in_")  # a refit without names forgets them
+
+
+def test_the_completer_keeps_its_own_tags_and_no_stale_clusters():
+    """The fitted completer's tags were the caller's CSR arrays (a later edit of them changed
+    the model); a GC fit's labels_ outlived a refit with another method."""
+    import scipy.sparse as sp
+
+    X, Y = _data()
+    Yc = sp.csr_matrix(Y)
+    tc = HMLTagCompleter(n_estimators=5, random_state=0).fit(X, Yc)
+    before = tc.predict_scores()
+    Yc.data[:] = 0
+    np.testing.assert_array_equal(tc.predict_scores(), before)
+    gc = HMLTagCompleter("GC", n_clusters=3, n_estimators=5, random_state=0).fit(X, Y)
+    assert hasattr(gc, "labels_")
+    assert not hasattr(gc.set_params(method="AM").fit(X, Y), "labels_")
+
+
+def test_a_gc_completer_takes_its_clusterers_parameters_and_fits_a_copy():
+    from hmlkit.baselines.run import MethodParameterError, make_estimator
+
+    X, Y = _data()
+    assert make_estimator("kmeans_gc", n_clusters=3).clusterer.n_clusters == 3
+    gc = make_estimator("kmeans_gc", clusterer__n_clusters=4, random_state=0)
+    assert gc.clusterer.n_clusters == 4 and gc.clusterer.random_state == 0
+    with pytest.raises(MethodParameterError, match="'bogus'.*n_clusters"):
+        make_estimator("kmeans_gc", bogus=1)
+    gc.fit(X, Y)
+    assert not hasattr(gc.clusterer, "labels_")  # the parameter stays unfitted, as clone expects
+    np.testing.assert_array_equal(gc.clusterer_.labels_, gc.labels_)
+
+
+def test_tagged_data_refuses_a_tag_name_twice():
+    X, Y = _data()
+    with pytest.raises(ValueError, match=r"tag_names must be distinct, but \['a'\]"):
+        TaggedData(X=X, Y=Y, tag_names=["a", "a", "b", "c", "d", "e"])
+    with pytest.raises(ValueError, match="must be distinct"):
+        TaggedData(X=X, Y=pd.DataFrame(Y, columns=["a", "b", "c", "a", "d", "e"]))

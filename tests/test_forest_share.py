@@ -81,3 +81,20 @@ def test_real_corel_rows_share_a_forest_within_a_task_only(data):
         np.testing.assert_array_equal(run(d, d.n_groups, 1), shared[n], err_msg=n)
     real._clustering_task(rows, list(rows), d, 1, 0.0)
     assert real._LAST_HML == {}
+
+
+def test_forest_of_must_be_fitted_on_the_same_data(data, base):
+    """Other data of the same shape (rows in another order, other tags, other layers) would
+    take a forest grown on something else, silently: refused."""
+    est = HMLClustering(data.n_groups, **PARAMS)
+    order = np.arange(data.X.shape[0])[::-1]
+    Y_other = data.Y.tolil()
+    Y_other[0, :] = 0
+    Y_other[0, 0] = 1 - data.Y[0, 0]
+    flat = [np.arange(data.Y.shape[1])]
+    for X, Y, layers in ((data.X[order], data.Y[order], data.layers), (data.X, Y_other.tocsr(), data.layers),
+                         (data.X, data.Y, flat)):
+        with pytest.raises(ValueError, match="other data"):
+            est.fit(X, Y, layers, forest_of=base)
+    layers_once = (layer for layer in data.layers)  # a generator is read once, not spent before the forest
+    np.testing.assert_array_equal(est.fit(data.X, data.Y, layers_once, forest_of=base).labels_, base.labels_)

@@ -40,9 +40,16 @@ def build_estimator(spec, **params):
     estimator does not take one of ``params`` (``est.get_params()``)."""
     name = spec.name
     est = spec.factory()
-    unknown = sorted(set(params) - set(est.get_params(deep=False)))
+    own = est.get_params(deep=False)
+    if own.get("clusterer") is not None:
+        # a X(GC) completer: its clusterer's parameters by their own names (as its factory
+        # takes them, e.g. n_clusters), or nested (clusterer__n_clusters)
+        params = {(k if k in own or "__" in k else f"clusterer__{k}"): v for k, v in params.items()}
+    valid = est.get_params(deep=True)
+    unknown = sorted(set(params) - set(valid))
     if unknown:
         raise MethodParameterError(
-            f"method {name!r} does not take parameter {', '.join(repr(u) for u in unknown)} "
-            f"(its parameters: {', '.join(sorted(est.get_params(deep=False)))})")
+            f"method {name!r} does not take parameter "
+            f"{', '.join(repr(u.removeprefix('clusterer__')) for u in unknown)} "
+            f"(its parameters: {', '.join(sorted(k.removeprefix('clusterer__') for k in valid if k != 'clusterer'))})")
     return est.set_params(**params)

@@ -10,7 +10,7 @@ a sample's score for tag ``j`` is the share of its cluster mates that carry
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 
 from .._validation import check_X, check_Y
 from ..complete import TransductiveScoresMixin, cluster_tag_scores, rank_observed_last  # noqa: F401  (core rules, re-exported)
@@ -36,6 +36,7 @@ class GCCompleter(TransductiveScoresMixin, BaseEstimator):
     Attributes
     ----------
     labels_ : (n,) cluster labels used; scores_ : (n, m) completion scores.
+    clusterer_ : the fitted copy of ``clusterer`` (when one was given).
     """
 
     def __init__(self, clusterer=None, labels=None, input_mode="vifeat"):
@@ -59,7 +60,11 @@ class GCCompleter(TransductiveScoresMixin, BaseEstimator):
                 raise ValueError(f"clusterer must have a fit method, got {type(self.clusterer).__name__}")
             seed = self.clusterer.get_params().get("random_state") if hasattr(self.clusterer, "get_params") else None
             data = TaggedData(X=X, Y=Y, layers=layers)
-            labels = np.asarray(fit_in_mode(self.clusterer, self.input_mode, data, random_state=seed).labels_)
+            # a copy is fitted, as scikit-learn's meta-estimators do: the parameter stays unfitted
+            self.clusterer_ = clone(self.clusterer) if hasattr(self.clusterer, "get_params") else self.clusterer
+            labels = np.asarray(fit_in_mode(self.clusterer_, self.input_mode, data, random_state=seed).labels_)
+        if self.labels is not None and hasattr(self, "clusterer_"):  # an earlier fit's, of other samples
+            del self.clusterer_
         self.labels_ = labels
         self.scores_ = cluster_tag_scores(labels, Y)
         self.n_samples_fit_ = X.shape[0]

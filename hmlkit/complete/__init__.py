@@ -18,8 +18,11 @@ from .._validation import (
     check_int,
     check_n_clusters,
     check_X,
+    check_tag_names,
     check_X_features,
     check_Y,
+    tag_names_of,
+    unshared,
 )
 from ..affinity import _kernels as KA
 from ..affinity import leaf_knn
@@ -283,7 +286,7 @@ class CooccurrenceCompleter(BaseEstimator):
     """Tag co-occurrence completion baseline (see :func:`cooccurrence_scores`)."""
 
     def fit(self, X, Y, layers=None):
-        self.Y_ = check_Y(Y, None if X is None else check_X(X).shape[0])
+        self.Y_ = unshared(check_Y(Y, None if X is None else check_X(X).shape[0]), Y)
         return self
 
     def predict_scores(self, X=None):
@@ -360,6 +363,8 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
     feature_map_ : the fitted feature map, or None
     n_features_in_ : int
     feature_names_in_ : the column names of X, when it had string ones
+    tag_names_in_ : the column names of Y, when it was a frame with string ones: a frame
+        of new samples' tags must then name the same tags in the same order
     """
 
     def __init__(self, method="AM", n_neighbors=20, n_clusters=None, oob=True, random_state=None,
@@ -396,7 +401,9 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
         method = self._check_method()
         X = check_X_features(self, X, reset=True)
         check_estimator_params(self)
-        Y = check_Y(Y, X.shape[0])
+        tag_names = tag_names_of(Y)
+        # the fitted model keeps the tags: a copy where the caller's CSR would be shared
+        Y = unshared(check_Y(Y, X.shape[0]), Y)
         lift_exponent = check_lift_exponent(self.lift_exponent)
         if method == "GC":
             if self.n_clusters is None:
@@ -409,6 +416,10 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
                                    features_of=f"X through its feature map ({X.shape[1]} -> {Xf.shape[1]})")
         self.forest_ = forest_from(self, bootstrap=bool(self.oob)).fit(Xf, Y, layers)
         self.Y_ = Y
+        if tag_names is not None:
+            self.tag_names_in_ = tag_names
+        elif hasattr(self, "tag_names_in_"):  # an earlier fit's, of other tags
+            del self.tag_names_in_
         # what predict_scores reads: the parameters as this fit checked and used them
         self.method_ = method
         self.n_neighbors_ = check_int(self.n_neighbors, "n_neighbors")
@@ -419,6 +430,8 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
         self.tag_prior_ = tag_prior(Y) if combine else None
         if method == "GC":
             self.labels_ = cluster_forest(self.forest_, self.n_clusters, self.n_neighbors, self.random_state)[0]
+        elif hasattr(self, "labels_"):  # an earlier GC fit's, of other samples
+            del self.labels_
         return self
 
     def predict_scores(self, X=None, Y=None):
@@ -441,6 +454,7 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
         else:
             query = self.forest_.apply(self._mapped(check_X_features(self, X, reset=False)))
             self_index = np.full(query.shape[0], -1, np.int64)
+            check_tag_names(self, Y)
             Yq = None if Y is None else check_Y(Y, query.shape[0])
             if Yq is not None and Yq.shape[1] != m:
                 raise ValueError(f"Y has {Yq.shape[1]} tags but the completer was fitted on {m}")

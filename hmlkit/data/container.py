@@ -1,6 +1,7 @@
 """The kit's data container: visual features, observed tags, tag hierarchy."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -58,6 +59,9 @@ class TaggedData:
         self.tag_names = [str(t) for t in self.tag_names]
         if len(self.tag_names) != m:
             raise ValueError(f"tag_names has {len(self.tag_names)} names but Y has {m} tag columns")
+        if len(set(self.tag_names)) != m:  # a name would stand for two columns (hierarchies, reports)
+            twice = sorted(t for t, c in Counter(self.tag_names).items() if c > 1)
+            raise ValueError(f"tag_names must be distinct, but {twice[:5]} name more than one tag column")
         if self.groups is not None:
             g = np.asarray(self.groups)
             if g.dtype.kind not in "biuf":  # str, object (None), categorical ...
