@@ -27,7 +27,7 @@ import json
 import re
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import xarray as xr
@@ -111,7 +111,8 @@ def sweepable(method, mode):
     """The parameters a sweep of ``method`` can vary, in the panel's order."""
     est = estimator_defaults(method, mode)
     forest = [k for k, p in FOREST_KEYS.items() if p in est]
-    return forest + list(DATA_PARAMS) + sorted(k for k in est if k not in NOT_SWEPT and k not in FOREST_KEYS.values())
+    data = [] if mode == "vifeat" else list(DATA_PARAMS)  # visual features alone: no tag to remove or layer
+    return forest + data + sorted(k for k in est if k not in NOT_SWEPT and k not in FOREST_KEYS.values())
 
 
 def _token(text):
@@ -201,6 +202,11 @@ def _fixed_dict(fixed):
             if "=" not in part:
                 raise ValueError(f"fixed: {part.strip()!r} is not 'name=value' (e.g. 'tau=50, sparseness=0.3')")
             k, v = part.split("=", 1)
+            if "=" in v:
+                raise ValueError(f"fixed: {part.strip()!r} holds two settings: separate them with a comma "
+                                 f"(e.g. 'tau=50, sparseness=0.3')")
+            if k.strip() in out:
+                raise ValueError(f"fixed: {k.strip()!r} is given twice")
             out[k.strip()] = _token(v)
         return out
     raise ValueError(f"fixed must be a dict or text 'name=value, ...', got {fixed!r}")
@@ -240,10 +246,16 @@ class SweepSettings:
         values = tuple(check_value(param, v, defaults) for v in parse_values(self.values, defaults.get(
             FOREST_KEYS.get(param, param), 1 if param == "n_layers" else None)))
         fixed = {}
-        for k, v in _fixed_dict(self.fixed).items():
-            k = canonical(k)
+        for name, v in _fixed_dict(self.fixed).items():
+            k = canonical(name)
+            if k in NOT_SWEPT:
+                raise ValueError(f"fixed: {name} is set by the sweep itself (n_clusters: the data's groups; "
+                                 f"random_state: each seed; n_jobs: the sweep's own n_jobs), not fixed")
+            if k in fixed:
+                raise ValueError(f"fixed: {k!r} is given twice (as {name!r} too)")
+            v = check_value(k, v, defaults)  # checked even where the swept values win below
             if k != param:  # the swept parameter's values win over a fixed one
-                fixed[k] = check_value(k, v, defaults)
+                fixed[k] = v
         if "n_estimators" in defaults and "tau" not in fixed and param != "tau":
             fixed["tau"] = profile_settings("fig8_parameters", self.profile)["n_estimators"]
         if self.metric not in SCORE_METRICS:
@@ -344,10 +356,15 @@ class Sweep:
     fit time) is kept with status ``error`` and its reason; the others run."""
 
     def __init__(self, settings, data=None, on_event=None):
-        self.settings = settings.checked() if isinstance(settings, SweepSettings) else SweepSettings(**settings).checked()
-        self.data = data
+        settings = settings if isinstance(settings, SweepSettings) else SweepSettings(**settings)
         if data is not None:
             require(data, groups=True, study="a sweep")  # refused at once, not in the thread
+            if settings.n_samples is not None:
+                raise ValueError(f"n_samples={settings.n_samples} subsamples a named data set; with data= given, "
+                                 f"pass the sample to sweep itself")
+            settings = replace(settings, dataset=GIVEN)  # what the result names, and a rerun needs
+        self.settings = settings.checked()
+        self.data = data
         self.on_event = on_event
         self.stop_event = threading.Event()
         self.points = []  # {value, scores (seeds, metrics), seconds (seeds), finished_at, status, reason}
@@ -374,8 +391,15 @@ class Sweep:
         if self.on_event is not None:
             self.on_event(event, self)
 
+    def _once(self):
+        if self.state != "ready":
+            raise RuntimeError(f"this sweep has run ({self.state}): a Sweep runs once; start a new "
+                               f"Sweep(sweep.settings, data=...) to run it again")
+
     def start(self):
-        """Run in a daemon thread; returns at once. SweepBusy if a sweep runs already."""
+        """Run in a daemon thread; returns at once. SweepBusy if a sweep runs already; a
+        RuntimeError if this one has run (a Sweep runs once)."""
+        self._once()
         _claim(self)
         self.state = "running"
         self.thread = threading.Thread(target=self._run_claimed, name="hmlkit-sweep", daemon=True)
@@ -383,7 +407,8 @@ class Sweep:
         return self
 
     def run(self):
-        """Run here, to the end or a cancel; returns :attr:`result`."""
+        """Run here, to the end or a cancel; returns :attr:`result` (a Sweep runs once)."""
+        self._once()
         _claim(self)
         self.state = "running"
         self._run_claimed()

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import html
 import io
+import re
 import threading
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -38,17 +40,25 @@ def method_options():
     return opts[:1] + [("HML-RF (paper settings)", (sw.PAPER, "hml"))] + opts[1:]
 
 
+MAX_SEEDS = 100  # the seeds box's bound
+_SAVE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
+# where Save writes, relative to the kernel's folder (studies/ in JupyterLab: git ignores
+# studies/results/ and studies/figures/ as it does results/explore/ and figures/explore/)
+DEFAULT_RESULTS, DEFAULT_FIGURES = "results/explore", "figures/explore"
+
+
 class SweepPanel:
     """Controls: data set, method, parameter, values, seeds, metric, other settings; Start,
     Cancel, Save (name). Outputs: progress bar and ETA, status, the plot, the batch command.
 
-    ``data``: a TaggedData with groups, offered as the data set ``given``. ``results_dir`` /
-    ``figures_dir``: where Save writes ``<name>.nc`` / ``<name>.png`` (by default in folders git
-    ignores, beside the studies' committed results, never among them)."""
+    ``data``: a TaggedData with groups, offered as the data set ``given`` (swept whole:
+    ``n_samples`` sizes the named data sets). ``results_dir`` / ``figures_dir``: where Save
+    writes ``<name>.nc`` / ``<name>.png``, relative to the kernel's folder (by default in
+    folders git ignores, never among the studies' committed results)."""
 
     def __init__(self, profile="quick", seed=0, n_samples=None, n_jobs=1, data=None, dataset="trecvid",
                  method="hmlrf", mode="hml", param="tau", values="4, 8, 16", n_seeds=1, metric="nmi", fixed=None,
-                 results_dir="results/explore", figures_dir="figures/explore", name="sweep", run=False):
+                 results_dir=DEFAULT_RESULTS, figures_dir=DEFAULT_FIGURES, name="sweep", run=False):
         import ipywidgets as W
 
         self.given_data = data
@@ -58,6 +68,9 @@ class SweepPanel:
         first = sw.SweepSettings(param=param, values=values, dataset=dataset, method=method, mode=mode,
                                  n_seeds=n_seeds, seed=seed, metric=metric, profile=profile, n_samples=n_samples,
                                  n_jobs=n_jobs, fixed=sw._fixed_dict(fixed)).checked()
+        if first.n_seeds > MAX_SEEDS:  # the seeds box's bound would cut it down, silently
+            raise ValueError(f"n_seeds must be at most {MAX_SEEDS} in the panel, got {first.n_seeds} (run_sweep "
+                             f"takes more)")
         self.profile, self.seed, self.n_samples, self.n_jobs = first.profile, first.seed, first.n_samples, first.n_jobs
         self.results_dir, self.figures_dir = str(results_dir), str(figures_dir)
         self.sweep = None  # the last sweep started
@@ -83,7 +96,7 @@ class SweepPanel:
         self.values = W.Text(value=values if isinstance(values, str) else ", ".join(map(str, first.values)),
                              description="values", placeholder="10, 50, 100  or  10:500:8 (8 from 10 to 500)",
                              style=style, layout=lay)
-        self.n_seeds = W.BoundedIntText(value=first.n_seeds, min=1, max=100, description="seeds", style=style,
+        self.n_seeds = W.BoundedIntText(value=first.n_seeds, min=1, max=MAX_SEEDS, description="seeds", style=style,
                                         layout=lay)
         self.metric = W.Dropdown(options=list(SCORE_METRICS), value=first.metric, description="metric",
                                  style=style, layout=lay)
@@ -153,6 +166,9 @@ class SweepPanel:
              "sweep_run": True}
         if self.n_samples is not None:
             p["n_samples"] = self.n_samples
+        for k, default in (("results_dir", DEFAULT_RESULTS), ("figures_dir", DEFAULT_FIGURES)):
+            if getattr(self, k) != default:  # the panel's own folders, where the batch run saves too
+                p[k] = getattr(self, k)
         args = " ".join(f"-p {k} {_quote(v)}" for k, v in p.items())
         return f"papermill studies/explore.ipynb {self.name.value or 'sweep'}.ipynb {args}"
 
@@ -182,6 +198,8 @@ class SweepPanel:
         data = self.given_data if s.dataset == sw.GIVEN else None
         if s.dataset == sw.GIVEN and data is None:
             raise ValueError("data set 'given': no TaggedData was passed to the panel (data=)")
+        if data is not None:  # n_samples sizes the named data sets; the data given is swept whole
+            s = replace(s, n_samples=None)
         return sw.Sweep(s, data=data, on_event=self._on_event)
 
     def start(self):
@@ -235,13 +253,13 @@ class SweepPanel:
         if ds is None:
             return self._fail("nothing to save yet: start a sweep first")
         name = (self.name.value or "").strip()
-        if not name or "/" in name or name.startswith("."):
-            return self._fail(f"save as: {name!r} is not a file name (letters, digits, - and _)")
+        if not _SAVE_NAME.fullmatch(name):
+            return self._fail(f"save as: {name!r} is not a file name (letters, digits, -, _ and ., not first)")
         try:
             fig = self._figure(ds)
             self.saved = save_result(ds, fig, name, self.results_dir, self.figures_dir)
-        except OSError as exc:
-            return self._fail(f"could not save: {exc}")
+        except Exception as exc:  # the files are written atomically: the previous ones stay
+            return self._fail(f"could not save: {type(exc).__name__}: {exc}")
         self.error = None
         self.status.value = f"saved {self.saved[0]} and {self.saved[1]} ({int(ds.attrs['n_points_done'])} points)"
         return True

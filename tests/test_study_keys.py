@@ -64,6 +64,9 @@ def test_status_names_each_reason(tmp_path):
     assert keys.status("s", key, rd, fd, ed) is None
     assert "parameters changed: seed 0 -> 1" in keys.status("s", keys.run_key(NB, {"profile": "quick", "seed": 1}),
                                                             rd, fd, ed)
+    # a parameter set where the stored key had none (--set folds=None): named, not an empty list
+    assert keys.status("s", keys.run_key(NB, {"profile": "quick", "seed": 0, "folds": None}),
+                       rd, fd, ed) == "parameters changed: folds (default) -> None"
     other = dict(key, versions=dict(key["versions"], numpy="0.0"))
     assert keys.status("s", other, rd, fd, ed).endswith("-> 0.0")
     assert keys.status("s", other, rd, fd, ed).startswith("library versions changed: numpy ")
@@ -142,3 +145,24 @@ def test_progress_writes_the_runner_status_file(tmp_path, monkeypatch, capsys):
     bar.step("  kmeans NMI=0.5")
     bar.close()
     assert "  kmeans NMI=0.5" in capsys.readouterr().out
+
+
+def test_a_parameter_set_to_the_notebooks_default_reruns_nothing(tmp_path, monkeypatch):
+    """``--set seed=0`` (the notebook's own default) made an up-to-date study stale; a study
+    named twice ran twice at once, and its second end crashed the run."""
+    from hmlkit.studies import runner
+
+    study = "table5_abstractness"
+    assert runner.notebook_defaults(study)["seed"] == 0
+    logged = []
+    common = dict(profile="quick", results_dir=tmp_path / "r", figures_dir=tmp_path / "f", dry_run=True,
+                  log=logged.append)
+    plain = runner.run([study], **common)
+    same = runner.run([study, f"studies/{study}.ipynb"], parameters={"seed": 0}, **common)
+    assert [r.name for r in same] == [study]  # once
+    monkeypatch.setattr(keys, "status", lambda name, key, *dirs: key)  # what the runner keys the run on
+    assert runner.run([study], parameters={"seed": 0}, **common)[0].reason == \
+        runner.run([study], **common)[0].reason
+    assert runner.run([study], parameters={"seed": 1}, **common)[0].reason["parameters"]["seed"] == 1
+    assert runner.run([study], parameters={"seed": True}, **common)[0].reason["parameters"]["seed"] is True
+    assert plain[0].reason == same[0].reason == "no result"

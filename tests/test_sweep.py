@@ -238,3 +238,55 @@ def test_a_sweep_after_the_forest_grows_one_forest_a_seed(monkeypatch):
     grown.clear()
     sw.run_sweep(settings(param="tau", values="2, 4", n_seeds=2), data=data)
     assert len(grown) == 4  # a forest parameter: every point grows its own
+
+
+def test_fixed_settings_are_checked_not_dropped():
+    """An audit: fixed accepted the sweep's own settings (every point then failed, or n_jobs
+    was replaced), dropped a bad value of the swept parameter unchecked, and took a repeated
+    key or a missing comma last-wins."""
+    for fixed, match in (("n_clusters=2", "n_clusters is set by the sweep itself"),
+                         ("random_state=3", "random_state is set by the sweep itself"),
+                         ("n_jobs=2", "n_jobs is set by the sweep itself"),
+                         ("tau=banana", "tau='banana' is refused"),
+                         ("phi=2, phi=5", "'phi' is given twice"),
+                         ("sparseness=0.3, tags_removed=0.5", r"'sparseness' is given twice \(as 'tags_removed'"),
+                         ("phi=3 sparseness=0.2", "holds two settings: separate them with a comma")):
+        with pytest.raises(ValueError, match=match):
+            settings(fixed=fixed).checked()
+    assert settings(fixed="tau=50, phi=2").checked().fixed == {"phi": 2}  # the swept values win, as documented
+
+
+def test_a_sweep_of_data_given_says_so_and_runs_once():
+    data = toy(n=90)
+    ds = sw.run_sweep(sw.SweepSettings(param="tau", values="2"), data=data)  # dataset left at its default
+    assert ds.attrs["dataset"] == sw.GIVEN and sw.SweepSettings.from_attrs(ds.attrs).dataset == sw.GIVEN
+    with pytest.raises(ValueError, match="n_samples=10 subsamples a named data set"):
+        sw.Sweep(sw.SweepSettings(param="tau", values="2", n_samples=10), data=data)
+    sweep = sw.Sweep(settings(values="2", n_seeds=1), data=data)
+    sweep.run()
+    for again in (sweep.run, sweep.start):
+        with pytest.raises(RuntimeError, match=r"a Sweep runs once"):
+            again()
+    assert list(sweep.result.tau.values) == [2]  # not run twice into one result
+
+
+def test_the_panel_refuses_more_seeds_than_its_box_and_names_its_folders(tmp_path):
+    with pytest.raises(ValueError, match="n_seeds must be at most 100 in the panel, got 150"):
+        SweepPanel(data=toy(n=90), n_seeds=150)
+    panel = SweepPanel(data=toy(n=90), n_samples=40, values="2", results_dir=tmp_path / "r")
+    assert f"-p results_dir {tmp_path / 'r'}" in panel.batch_command() and "figures_dir" not in panel.batch_command()
+    assert "results_dir" not in SweepPanel(data=toy(n=90)).batch_command()
+    assert panel.start() and panel.wait(600) and panel.sweep.state == "done"  # n_samples: named data sets only
+    assert panel.result.attrs["data"] and '"n_samples": 90' in panel.result.attrs["data"]
+
+
+def test_visual_features_alone_offer_no_tag_setting_and_bad_save_names_are_messages(tmp_path):
+    assert not {"sparseness", "n_layers"} & set(sw.sweepable("kmeans", "vifeat"))  # no tag in the input
+    assert {"sparseness", "n_layers"} <= set(sw.sweepable("kmeans", "bitag"))
+    panel = SweepPanel(data=toy(n=90), values="2", results_dir=tmp_path, figures_dir=tmp_path)
+    assert panel.start() and panel.wait(600)
+    for bad in ("a b", "a/b", ".hidden", "a\\b", "a\x00b", ""):
+        panel.name.value = bad
+        assert panel.save() is False and "is not a file name" in panel.error, bad
+    panel.name.value = "run-2.v1"
+    assert panel.save() and (tmp_path / "run-2.v1.nc").exists()

@@ -191,12 +191,16 @@ def _describe_key_change(old, new):
         return "its notebook's code changed"
     if old.get("parameters") != new["parameters"]:
         a, b = old.get("parameters", {}), new["parameters"]
-        diff = [f"{k} {a.get(k, '(default)')!r} -> {b.get(k, '(default)')!r}"
-                for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+        diff = [f"{k} {_shown(a, k)} -> {_shown(b, k)}"
+                for k in sorted(set(a) | set(b)) if k not in a or k not in b or a[k] != b[k]]
         return "parameters changed: " + ", ".join(diff)
     a, b = old.get("versions", {}), new["versions"]
     diff = [f"{k} {a.get(k)} -> {b.get(k)}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
     return "library versions changed: " + ", ".join(diff)
+
+
+def _shown(params, k):
+    return repr(params[k]) if k in params else "(default)"
 
 
 def _changed_files(recorded, limit=3):

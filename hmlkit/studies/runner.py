@@ -81,6 +81,23 @@ def notebook_parameters(name):
     return out
 
 
+def notebook_defaults(name):
+    """{parameter: default} of notebook ``name``'s parameters whose default is a literal."""
+    import nbformat
+
+    nb = nbformat.read(str(notebook_path(name)), as_version=4)
+    out = {}
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
+            for node in ast.parse(cell.source).body:
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    try:
+                        out[node.targets[0].id] = ast.literal_eval(node.value)
+                    except ValueError:
+                        pass  # computed: never equal to a value given
+    return out
+
+
 def check_parameters(names, parameters):
     """Raise ``ValueError`` if a key of ``parameters`` is not a parameter of every notebook
     in ``names`` (a typo would otherwise run the study with its default and overwrite
@@ -554,7 +571,8 @@ def resolve_names(names):
             check_study(n)
         if not notebook_path(n).exists():
             raise ValueError(f"notebook {notebook_path(n)} not found")
-        out.append(n)
+        if n not in out:  # a study named twice (or as a name and a path) runs once
+            out.append(n)
     return out
 
 
@@ -634,8 +652,13 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
     base = {"profile": profile, "results_dir": str(results_dir), "figures_dir": str(figures_dir),
             "n_jobs": n_jobs}
     base.update(parameters or {})
-    # the base parameters a notebook has (explore has no results_dir), then the user's
-    params = {name: {k: v for k, v in base.items() if k in valid[name]} for name in names}
+    # the base parameters a notebook has (explore has no results_dir), then the user's,
+    # less those set to the notebook's own default (--set seed=0 changes nothing to rerun)
+    params = {}
+    for name in names:
+        defaults = notebook_defaults(name) if parameters else {}
+        params[name] = {k: v for k, v in base.items() if k in valid[name] and not (
+            k in (parameters or {}) and k in defaults and _same_value(defaults[k], v))}
     run_keys = {name: keys.run_key(notebook_path(name), params[name]) for name in names}
     reasons = {name: "--force" if force else keys.status(name, run_keys[name], rd, fd, ed) for name in names}
     todo = [n for n in names if reasons[n]]
@@ -698,6 +721,11 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
         + (f" ({', '.join(fresh)})" if fresh and ran else ""))
     log(f"report: {rd / 'REPORT.md'}; figures: {fd}; executed notebooks: {ed}")
     return sorted(results, key=lambda r: names.index(r.name))
+
+
+def _same_value(a, b):
+    """``a == b`` with their types (True is not 1, 1.0 is not 1: a notebook reads them apart)."""
+    return type(a) is type(b) and a == b
 
 
 def _many_processes(n_jobs):
