@@ -14,7 +14,7 @@ import numpy as np
 
 from ..primitives.rng import rand_below
 from ._criterion import clear_node_counts
-from ._keys import fill_local_keys, float_keys, sample_key, split_keys
+from ._keys import fill_local_keys, float_keys, split_keys
 from ._split import _workspace, search_node, soft_rows, tag_entries, target_layer
 
 
@@ -211,7 +211,7 @@ def grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, sam
                 elif h < 0:
                     go_left = R[best_f, s] < best_rank
                 else:
-                    go_left = sample_key(R, Rh, h, best_f, s) < best_rank
+                    go_left = (np.uint32(R[best_f, s]) | (np.uint32(Rh[h, s]) << 16)) < best_rank
                 if go_left:
                     samples[start + n_left] = s
                     n_left += 1

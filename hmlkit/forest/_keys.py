@@ -21,16 +21,9 @@ def dense_ranks(X):
     return out
 
 
-@nb.njit(cache=True, inline="always")
-def sample_key(R, Rh, h, f, s):
-    """Sample ``s``'s key of feature ``f`` (its dense rank): R[f, s], with the high 16
-    bits from Rh[h, s] when the feature is wide (``h >= 0``, see ``feature_keys``)."""
-    v = np.uint32(R[f, s])
-    if h >= 0:
-        v |= np.uint32(Rh[h, s]) << 16
-    return v
-
-
+# A sample's key of feature f, R[f, s] | Rh[h, s] << 16 for a wide feature (h >= 0), is written
+# out where it is read (sparse_keys, _split's gathers, _grow's partition): an inlined helper
+# made a Corel5k fit 3-4 % slower (3.76-3.86 s against 3.63-3.71 s, 100 trees, one thread)
 KEY_BLOCK = 32  # features transposed together by ``_feature_keys``
 RANK16 = 1 << 16  # ranks a uint16 holds
 
@@ -116,7 +109,9 @@ def sparse_keys(R, mode_rank, Rh, high):
         c = 0
         for s0 in range(0, n, 1024):  # a dense feature is given up after about n / SPARSE_SHARE keys
             for s in range(s0, min(n, s0 + 1024)):
-                v = sample_key(R, Rh, h, f, s)
+                v = np.uint32(R[f, s])
+                if h >= 0:
+                    v |= np.uint32(Rh[h, s]) << 16
                 c += v != md
             if c > cap:
                 break
@@ -132,7 +127,9 @@ def sparse_keys(R, mode_rank, Rh, high):
         md = mode_rank[f]
         b = sp_start[f]
         for s in range(n):
-            v = sample_key(R, Rh, h, f, s)
+            v = np.uint32(R[f, s])
+            if h >= 0:
+                v |= np.uint32(Rh[h, s]) << 16
             if v != md:
                 sp_idx[b] = s
                 b += 1

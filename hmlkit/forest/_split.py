@@ -28,7 +28,7 @@ from ._criterion import (
     sweep_hard,
     sweep_soft,
 )
-from ._keys import sample_key, sort_node_keys
+from ._keys import sort_node_keys
 
 
 @nb.njit(cache=True, error_model="numpy")
@@ -122,7 +122,9 @@ def _gather_keys(R, Rh, h, f, kidx, start, N, md, keys, cpos):
             prefetch2d(R, f, s2)
             if h >= 0:
                 prefetch2d(Rh, h, s2)
-        v = sample_key(R, Rh, h, f, s)
+        v = np.uint32(R[f, s])
+        if h >= 0:
+            v |= np.uint32(Rh[h, s]) << 16
         keys[m] = v
         cpos[m] = a
         m += v != md
@@ -150,7 +152,9 @@ def _gather_sparse(R, Rh, h, f, kidx, start, N, md, keys, cpos, sp_idx, b0, b1, 
         s = sp_idx[b]
         a = spos[s]
         mine = a < N and kidx[start + a] == s
-        v = sample_key(R, Rh, h, f, s)
+        v = np.uint32(R[f, s])
+        if h >= 0:
+            v |= np.uint32(Rh[h, s]) << 16
         keys[m] = v
         cpos[m] = a
         m += mine
