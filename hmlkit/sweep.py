@@ -135,6 +135,9 @@ def parse_values(values, default=None):
     are dropped, the order kept. ValueError on an empty list or range."""
     if isinstance(values, str):
         m = _RANGE.match(values)
+        if not m and values.count(":") == 2 and "," not in values:  # a range, not a value
+            raise ValueError(f"values: {values!r} is not a range 'start:stop:count' with a whole count >= 0 "
+                             f"(e.g. '10:500:8')")
         if m:
             lo, hi, n = float(m[1]), float(m[2]), int(m[3])
             vals = list(np.linspace(lo, hi, n)) if n > 1 else ([lo] if n == 1 else [])

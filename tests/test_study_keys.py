@@ -166,3 +166,19 @@ def test_a_parameter_set_to_the_notebooks_default_reruns_nothing(tmp_path, monke
     assert runner.run([study], parameters={"seed": 1}, **common)[0].reason["parameters"]["seed"] == 1
     assert runner.run([study], parameters={"seed": True}, **common)[0].reason["parameters"]["seed"] is True
     assert plain[0].reason == same[0].reason == "no result"
+
+
+def test_explore_under_the_runner_saves_beside_the_studies_results():
+    """``run explore`` passed the runner's results/ and figures/ to the sweep notebook, whose
+    Save then wrote sweep.nc among the committed results."""
+    from hmlkit.studies import runner
+
+    base = {"profile": "standard", "results_dir": "results", "figures_dir": "figures", "n_jobs": 1}
+    valid = runner.notebook_parameters("explore")
+    params = runner.notebook_params("explore", base, valid, None)
+    assert params["results_dir"] == "results/explore" and params["figures_dir"] == "figures/explore"
+    given = {"results_dir": "mine"}
+    assert runner.notebook_params("explore", {**base, **given}, valid, given)["results_dir"] == "mine"
+    study = runner.notebook_params("table5_abstractness", base, runner.notebook_parameters("table5_abstractness"),
+                                   None)
+    assert study["results_dir"] == "results"

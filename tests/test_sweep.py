@@ -31,6 +31,9 @@ def test_values_are_parsed_and_checked():
     assert sw.parse_values("10:500:8", default=1) == (10, 80, 150, 220, 290, 360, 430, 500)
     assert sw.parse_values("0:0.5:3") == (0.0, 0.25, 0.5)
     assert sw.parse_values("auto, tokens, None, 3, 3") == ("auto", "tokens", None, 3)
+    for bad in ("10:500:-1", "10:500:2.5", "a:b:3"):
+        with pytest.raises(ValueError, match=r"is not a range 'start:stop:count' with a whole count"):
+            sw.parse_values(bad)
     for empty in ("", " , ", "10:500:0", []):
         with pytest.raises(ValueError, match="no value to sweep"):
             sw.parse_values(empty)

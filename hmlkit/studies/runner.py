@@ -652,13 +652,7 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
     base = {"profile": profile, "results_dir": str(results_dir), "figures_dir": str(figures_dir),
             "n_jobs": n_jobs}
     base.update(parameters or {})
-    # the base parameters a notebook has (explore has no results_dir), then the user's,
-    # less those set to the notebook's own default (--set seed=0 changes nothing to rerun)
-    params = {}
-    for name in names:
-        defaults = notebook_defaults(name) if parameters else {}
-        params[name] = {k: v for k, v in base.items() if k in valid[name] and not (
-            k in (parameters or {}) and k in defaults and _same_value(defaults[k], v))}
+    params = {name: notebook_params(name, base, valid[name], parameters) for name in names}
     run_keys = {name: keys.run_key(notebook_path(name), params[name]) for name in names}
     reasons = {name: "--force" if force else keys.status(name, run_keys[name], rd, fd, ed) for name in names}
     todo = [n for n in names if reasons[n]]
@@ -721,6 +715,22 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
         + (f" ({', '.join(fresh)})" if fresh and ran else ""))
     log(f"report: {rd / 'REPORT.md'}; figures: {fd}; executed notebooks: {ed}")
     return sorted(results, key=lambda r: names.index(r.name))
+
+
+def notebook_params(name, base, valid, given):
+    """The parameters notebook ``name`` runs with: those of ``base`` (the runner's, then the
+    user's ``given``) it has (``valid``), less the user's set to the notebook's own default
+    (``--set seed=0`` changes nothing to rerun). An extra notebook (explore) saves into
+    ``<folder>/<name>`` of the runner's folders, as its own defaults do, never among the
+    studies' results."""
+    defaults = notebook_defaults(name) if given else {}
+    out = {k: v for k, v in base.items() if k in valid and not (
+        k in (given or {}) and k in defaults and _same_value(defaults[k], v))}
+    if name in EXTRA_NOTEBOOKS:
+        for k in ("results_dir", "figures_dir"):
+            if k in out and k not in (given or {}):
+                out[k] = str(Path(out[k]) / name)
+    return out
 
 
 def _same_value(a, b):
