@@ -132,7 +132,7 @@ def test_dry_run_names_what_a_set_parameter_reruns(quick_run):
     res = {r.name: r for r in run([name], profile="quick", results_dir=out / "results",
                                   figures_dir=out / "figures", parameters={"seed": 1}, dry_run=True,
                                   log=lambda *a: None)}
-    assert res[name].reason == "parameters changed: seed '(default)' -> 1"
+    assert res[name].reason == "parameters changed: seed (default) -> 1"
     res = _rerun(out, dry_run=True)
     assert all(r.up_to_date for r in res.values())  # the other studies, and this one unset
     assert all(r.reason == "--force" for r in _rerun(out, dry_run=True, force=True).values())
