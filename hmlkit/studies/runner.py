@@ -62,39 +62,38 @@ def notebook_path(name):
     return NOTEBOOK_DIR / f"{name}.ipynb"
 
 
-def notebook_parameters(name):
-    """Names assigned in the ``parameters``-tagged cell of notebook ``name``: the
-    parameters papermill can set."""
+def _parameter_statements(name):
+    """The statements of the ``parameters``-tagged cell of notebook ``name``, parsed."""
     import nbformat
 
     nb = nbformat.read(str(notebook_path(name)), as_version=4)
+    return [node for cell in nb.cells if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", [])
+            for node in ast.parse(cell.source).body]
+
+
+def notebook_parameters(name):
+    """Names assigned in the ``parameters``-tagged cell of notebook ``name``: the
+    parameters papermill can set."""
     out = []
-    for cell in nb.cells:
-        if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
-            for node in ast.parse(cell.source).body:
-                targets = node.targets if isinstance(node, ast.Assign) else (
-                    [node.target] if isinstance(node, ast.AnnAssign) else [])
-                for t in targets:
-                    for n in ast.walk(t):
-                        if isinstance(n, ast.Name) and n.id not in out:
-                            out.append(n.id)
+    for node in _parameter_statements(name):
+        targets = node.targets if isinstance(node, ast.Assign) else (
+            [node.target] if isinstance(node, ast.AnnAssign) else [])
+        for t in targets:
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name) and n.id not in out:
+                    out.append(n.id)
     return out
 
 
 def notebook_defaults(name):
     """{parameter: default} of notebook ``name``'s parameters whose default is a literal."""
-    import nbformat
-
-    nb = nbformat.read(str(notebook_path(name)), as_version=4)
     out = {}
-    for cell in nb.cells:
-        if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
-            for node in ast.parse(cell.source).body:
-                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                    try:
-                        out[node.targets[0].id] = ast.literal_eval(node.value)
-                    except ValueError:
-                        pass  # computed: never equal to a value given
+    for node in _parameter_statements(name):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                out[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                pass  # computed: never equal to a value given
     return out
 
 
