@@ -177,8 +177,8 @@ def test_explore_under_the_runner_saves_beside_the_studies_results():
     valid = runner.notebook_parameters("explore")
     params = runner.notebook_params("explore", base, valid, None)
     assert params["results_dir"] == "results/explore" and params["figures_dir"] == "figures/explore"
-    given = {"results_dir": "mine"}
-    assert runner.notebook_params("explore", {**base, **given}, valid, given)["results_dir"] == "mine"
+    with pytest.raises(ValueError, match="results_dir cannot be set as a notebook parameter"):
+        runner.run(["explore"], parameters={"results_dir": "mine"}, dry_run=True, log=lambda *a: None)
     study = runner.notebook_params("table5_abstractness", base, runner.notebook_parameters("table5_abstractness"),
                                    None)
     assert study["results_dir"] == "results"

@@ -720,14 +720,14 @@ def notebook_params(name, base, valid, given):
     """The parameters notebook ``name`` runs with: those of ``base`` (the runner's, then the
     user's ``given``) it has (``valid``), less the user's set to the notebook's own default
     (``--set seed=0`` changes nothing to rerun). An extra notebook (explore) saves into
-    ``<folder>/<name>`` of the runner's folders, as its own defaults do, never among the
-    studies' results."""
+    ``<folder>/<name>`` of the runner's folders (the user cannot set them: RUNNER_OWNED),
+    as its own defaults do, never among the studies' results."""
     defaults = notebook_defaults(name) if given else {}
     out = {k: v for k, v in base.items() if k in valid and not (
         k in (given or {}) and k in defaults and _same_value(defaults[k], v))}
     if name in EXTRA_NOTEBOOKS:
         for k in ("results_dir", "figures_dir"):
-            if k in out and k not in (given or {}):
+            if k in out:
                 out[k] = str(Path(out[k]) / name)
     return out
 
