@@ -305,9 +305,20 @@ def check_layers(layers, n_tags, name="layers"):
     """
     if layers is None:
         return [np.arange(n_tags, dtype=np.int64)]
+    if hasattr(layers, "to_numpy") and not isinstance(layers, np.ndarray):  # a pandas Series: per-tag ids
+        layers = layers.to_numpy()
     if isinstance(layers, (list, tuple)) and layers and all(
             isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in layers):
         layers = np.asarray(layers, dtype=np.int64)  # a flat list of ints: per-tag layer ids, as an array
+    if isinstance(layers, np.ndarray) and layers.ndim == 1 and layers.size and (layers.dtype.kind == "f" or (
+            layers.dtype == object and all(isinstance(v, numbers.Real) for v in layers))):
+        # per-tag layer ids read from a table (a float column after fillna, an object column)
+        ids = layers.astype(np.float64)
+        bad = ~np.isfinite(ids) | (ids != np.round(ids))
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{name} as per-tag layer ids must be integers; tag {j} has {ids[j]:g}")
+        layers = ids.astype(np.int64)
     if isinstance(layers, np.ndarray) and layers.ndim == 1 and np.issubdtype(layers.dtype, np.integer):
         # one array of per-tag layer ids
         if layers.shape[0] != n_tags:

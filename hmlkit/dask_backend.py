@@ -87,6 +87,9 @@ def place(client, *arrays):
     scheduler's active memory manager drops any replica no task on its worker waits for
     (between the scatter and the first submit, or once a worker's queue runs dry); a task
     later sent there fetches the data again. A key held by one worker is never dropped."""
+    if client.status != "running":  # distributed's own error here names an attribute of None
+        raise RuntimeError(f"the Dask client was closed (status {client.status!r}) before the run; "
+                           f"start a new Client for joblib's dask backend")
     payload = Shared(*arrays)
     return {w: client.scatter([payload], workers=[w], hash=False)[0] for w in sorted(client.nthreads())}
 

@@ -126,6 +126,17 @@ def test_a_worker_lost_mid_run_fails_the_run_by_name():
             map_pinned(c, placed, _slow, 40, args=lambda w, i: (i,))
 
 
+def test_a_fit_after_the_client_closed_says_so(data):
+    # distributed's own error was "'NoneType' object has no attribute 'ncores'"
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        c = distributed.Client(cluster)
+        with parallel_config(backend="dask"):
+            c.close()
+            with pytest.raises(RuntimeError, match="Dask client was closed"):
+                HMLForest(n_estimators=4, random_state=0).fit(data.X, data.Y, data.layers)
+
+
 def test_workers_with_several_threads_run_one_call_at_a_time_under_the_workqueue_layer(monkeypatch, data):
     """numba's "workqueue" layer (no TBB or OpenMP) aborts a process when two threads enter
     parallel code at once: a worker with 2 threads died, and the fit with it."""

@@ -85,6 +85,21 @@ def test_resume_from_partial_file(server, tmp_path):
     assert p.read_bytes() == PAYLOAD
 
 
+def test_stale_oversized_part_is_downloaded_again(server, tmp_path):
+    # the server answers 416 (nothing left past the part's end): a part longer than the file
+    # is not the file, so it is dropped and the file downloaded whole
+    (tmp_path / "file.bin.part").write_bytes(b"x" * (len(PAYLOAD) + 100))
+    p = F.fetch_url(server + "/data/file.bin", tmp_path)
+    assert p.read_bytes() == PAYLOAD and not (tmp_path / "file.bin.part").exists()
+
+
+def test_whole_part_after_416_is_kept(server, tmp_path):
+    (tmp_path / "file.bin.part").write_bytes(PAYLOAD)  # complete: the server has nothing more
+    n = len(_Handler.log)
+    assert F.fetch_url(server + "/data/file.bin", tmp_path).read_bytes() == PAYLOAD
+    assert len(_Handler.log) == n + 1  # one ranged request, no second download
+
+
 def test_server_ignoring_range_restarts(server, tmp_path):
     (tmp_path / "norange.bin.part").write_bytes(b"garbage" * 10)
     p = F.fetch_url(server + "/norange.bin", tmp_path)

@@ -7,10 +7,23 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_layers, check_X, check_Y
+from .._validation import check_layers, check_X, check_Y, unshared
 
 
-@dataclass
+def _check_same_index(X, Y):
+    """Two pandas inputs are paired by position, as scikit-learn pairs them: refuse two
+    frames whose row labels differ (read from two files keyed by image, in two orders)."""
+    ix, iy = getattr(X, "index", None), getattr(Y, "index", None)
+    if ix is None or iy is None or not hasattr(ix, "equals") or not hasattr(iy, "equals"):
+        return
+    if len(ix) == len(iy) and not ix.equals(iy):
+        j = next(k for k, (a, b) in enumerate(zip(ix, iy)) if a != b)
+        raise ValueError(f"X and Y are pandas objects whose row labels differ (row {j}: {ix[j]!r} in X, "
+                         f"{iy[j]!r} in Y); rows are paired by position, so align them first, "
+                         f"e.g. Y = Y.loc[X.index]")
+
+
+@dataclass(eq=False)
 class TaggedData:
     """Tagged visual data.
 
@@ -47,9 +60,13 @@ class TaggedData:
     def __post_init__(self):
         if self.tag_names is None and hasattr(self.Y, "columns"):  # a DataFrame's columns name its tags
             self.tag_names = [str(c) for c in self.Y.columns]
+        _check_same_index(self.X, self.Y)
         self.X = check_X(self.X, "X")
         n = self.X.shape[0]
-        self.Y = check_Y(self.Y, n, "Y")
+        source = self.Y
+        # its own copy of the tags: check_Y shares a canonical CSR input's arrays, and a caller
+        # editing its matrix afterwards would change this data set (and leave stored zeros)
+        self.Y = unshared(check_Y(self.Y, n, "Y"), source)
         m = self.Y.shape[1]
         self.layers = check_layers(self.layers, m)
         if self.tag_names is None:
@@ -74,9 +91,14 @@ class TaggedData:
                 raise ValueError("groups must be integer labels")
             if g.shape != (n,):
                 raise ValueError(f"groups must have shape ({n},), got {g.shape}")
+            if g.size and g.dtype.kind in "uf" and (g.max() >= 2**63 or g.min() < -2**63):
+                # int64's range: such ids would all wrap or saturate to one value, merging groups
+                raise ValueError(f"groups must be integer labels within int64's range, got {float(g.max()):g}: "
+                                 f"encode them first, e.g. np.unique(groups, return_inverse=True)[1]")
             self.groups = g.astype(np.int64)
         if self.Y_true is not None:
-            self.Y_true = check_Y(self.Y_true, n, "Y_true")
+            source = self.Y_true
+            self.Y_true = unshared(check_Y(self.Y_true, n, "Y_true"), source)
             if self.Y_true.shape != self.Y.shape:
                 raise ValueError(f"Y_true shape {self.Y_true.shape} differs from Y shape {self.Y.shape}")
             # the observed tags are a part of the complete ones: a completion study scores the
@@ -152,6 +174,25 @@ class TaggedData:
             "tag_density": float(tags_per.mean() / self.n_tags),
             "untagged_samples": int((tags_per == 0).sum()),
         }
+
+    def __eq__(self, other):
+        """The same samples, tags, hierarchy, tag names, groups and complete tags (for a
+        save/load round trip); ``name`` and ``meta`` are provenance, not compared."""
+        if not isinstance(other, TaggedData):
+            return NotImplemented
+
+        def same_tags(a, b):
+            return (a is None) == (b is None) and (a is None or (a.shape == b.shape and (a != b).nnz == 0))
+
+        return (self.X.shape == other.X.shape and np.array_equal(self.X, other.X)
+                and same_tags(self.Y, other.Y) and same_tags(self.Y_true, other.Y_true)
+                and len(self.layers) == len(other.layers)
+                and all(np.array_equal(a, b) for a, b in zip(self.layers, other.layers))
+                and self.tag_names == other.tag_names
+                and (self.groups is None) == (other.groups is None)
+                and (self.groups is None or np.array_equal(self.groups, other.groups)))
+
+    __hash__ = None  # mutable, compared by content
 
     def __repr__(self):
         s = self.summary()

@@ -5,7 +5,8 @@
 * a synthetic profile name, ``"trecvid"`` or ``"nuswide"``
   (:func:`hmlkit.data.make_synthetic`);
 * ``"corel16k"``: the real development set (mulan Corel16k sample 1 test split)
-  at :func:`hmlkit._paths.corel16k_path`;
+  at :func:`hmlkit._paths.corel16k_path`, else in the cache after
+  :func:`hmlkit.data.fetch_corel16k` (:func:`find_corel16k`);
 * ``"corel5k"``: the Corel5k training split with its 50 CD groups
   (:func:`hmlkit.data.load_corel5k`; options ``n_layers=``, ``path=``);
 * a ``.arff`` file (:func:`hmlkit.data.load_arff`): mulan Corel16k files (the
@@ -31,6 +32,7 @@ from .._paths import corel16k_path
 from .arff import _check_arff_file, load_arff
 from .container import TaggedData
 from .corel5k import load_corel5k
+from .fetch import data_cache_dir
 from .npz import load_npz
 from .nuswide import load_nuswide
 from .synthetic import make_synthetic
@@ -84,6 +86,25 @@ def _load_corel5k_spec(path, kw: dict, random_state) -> TaggedData:
     return load_corel5k(path=path, n_layers=n_layers, random_state=random_state)
 
 
+def corel16k_candidates() -> list:
+    """The places ``load_dataset("corel16k")`` looks at, in order: the shared data folder,
+    then the cache :func:`hmlkit.data.fetch_corel16k` downloads into."""
+    return [corel16k_path(), data_cache_dir() / "corel16k" / corel16k_path().name]
+
+
+def find_corel16k() -> Path:
+    """The first of :func:`corel16k_candidates` that exists; ``FileNotFoundError`` naming
+    every place looked at and how to get the file."""
+    places = corel16k_candidates()
+    for p in places:
+        if p.is_file():
+            return p
+    raise FileNotFoundError(
+        "the Corel16k development set was not found; looked at: " + ", ".join(map(str, places))
+        + f". Get it with hmlkit.data.fetch_corel16k() (mulan's corel16k.rar into the cache; unpack it "
+        f"there), set HMLKIT_SHARED_DATA to a folder holding corel16k/{places[0].name}, or pass its path")
+
+
 def load_dataset(spec, n_samples: int | None = None, random_state=0, **kw) -> TaggedData:
     """Resolve a study's ``dataset=`` parameter (see the module notes) to a ``TaggedData``.
 
@@ -110,13 +131,7 @@ def load_dataset(spec, n_samples: int | None = None, random_state=0, **kw) -> Ta
     elif isinstance(spec, str) and spec == "corel5k" and not Path(spec).exists():
         data = _load_corel5k_spec(None, kw, random_state)
     elif isinstance(spec, str) and spec in REAL_ALIASES and not Path(spec).exists():
-        path = corel16k_path()
-        if not path.is_file():
-            raise FileNotFoundError(
-                f"the Corel16k development set is not at {path} "
-                "(set HMLKIT_SHARED_DATA, or pass the path of Corel16k001-test.arff)"
-            )
-        data = _load_arff_spec(path, kw)
+        data = _load_arff_spec(find_corel16k(), kw)
     elif isinstance(spec, (str, Path)):
         path = Path(spec).expanduser()
         if not path.exists():

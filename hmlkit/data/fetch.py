@@ -13,7 +13,8 @@ data unless given ``dataset=``. These helpers save the manual steps:
   are unpacked; ``.rar`` ones (NUS-WIDE's low-level features, mulan's
   Corel16k and Corel5k) need an external ``unrar`` / ``7z``, and the helper says so.
 
-The cache folder is ``$HMLKIT_DATA_DIR`` if set, else ``<repo>/data/cache``.
+The cache folder is ``$HMLKIT_DATA_DIR`` if set, else ``<repo>/data/cache`` in a checkout
+(:func:`data_cache_dir`).
 """
 from __future__ import annotations
 
@@ -48,9 +49,15 @@ NUSWIDE_PARTS = ("ImageList", "NUS_WID_Tags", "Groundtruth", "Low_Level_Features
 
 
 def data_cache_dir() -> Path:
-    """Where fetched archives go: ``$HMLKIT_DATA_DIR`` or ``<repo>/data/cache``."""
+    """Where fetched archives go: ``$HMLKIT_DATA_DIR``, else ``<repo>/data/cache`` in a
+    checkout of the kit, else (an installed package, whose folder is ``site-packages``)
+    ``$XDG_CACHE_HOME/hmlkit`` (``~/.cache/hmlkit``)."""
     env = os.environ.get("HMLKIT_DATA_DIR")
-    return Path(env) if env else REPO_ROOT / "data" / "cache"
+    if env:
+        return Path(env)
+    if (REPO_ROOT / "pyproject.toml").is_file():
+        return REPO_ROOT / "data" / "cache"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hmlkit"
 
 
 def sha256_of(path, chunk: int = 1 << 20) -> str:
@@ -92,7 +99,8 @@ def fetch_url(
     An existing complete file is reused (after checking ``sha256`` if given).
     An interrupted download leaves ``<file>.part``; with ``resume`` the next call
     asks the server for the rest (``Range: bytes=<size>-``) and appends it, or
-    starts over when the server ignores ranges. On a checksum mismatch the
+    starts over when the server ignores ranges, or when it answers that nothing is left to
+    send but the part is not the file's size (a stale part). On a checksum mismatch the
     downloaded file is deleted and ``ValueError`` is raised.
 
     Raises
@@ -124,6 +132,12 @@ def fetch_url(
         resp = urllib.request.urlopen(req, timeout=timeout)
     except urllib.error.HTTPError as e:
         if e.code == 416 and offset:  # nothing left to send: the part may be whole already
+            cr = e.headers.get("Content-Range") or ""
+            total = int(cr.rsplit("/", 1)[1]) if "/" in cr and cr.rsplit("/", 1)[1].isdigit() else None
+            if total != offset:  # longer than the file (a stale part of another version), or unknown
+                part.unlink()
+                return fetch_url(url, dest_dir, sha256=sha256, resume=False, filename=filename,
+                                 timeout=timeout, chunk=chunk)
             resp = None
         else:
             raise RuntimeError(f"download of {url} failed: HTTP {e.code} {e.reason}") from None

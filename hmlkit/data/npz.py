@@ -18,22 +18,28 @@ Keys (all plain arrays, so the file loads with ``allow_pickle=False``):
 ``format``          0-d str ``"hmlkit-npz"``, ``format_version`` 0-d int
 ==================  ==========================================================
 
-A file written by hand with just ``np.savez(path, X=X, Y=Y)`` loads too.
+A file written by hand with just ``np.savez(path, X=X, Y=Y)`` loads too; a key not in
+this table is refused by name (``layers`` for ``tag_layer`` would otherwise be lost).
 """
 from __future__ import annotations
 
 import json
 import os
+import tempfile
 import zipfile
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
+from .._files import file_mode
 from .container import TaggedData
 
 FORMAT = "hmlkit-npz"
 FORMAT_VERSION = 1
+_KNOWN_KEYS = frozenset(
+    ["format", "format_version", "X", "tag_names", "tag_layer", "groups", "group_names", "name", "meta"]
+    + [f"{key}{part}" for key in ("Y", "Y_true") for part in ("", "_data", "_indices", "_indptr", "_shape")])
 
 
 def _jsonable(meta: dict) -> dict:
@@ -64,6 +70,8 @@ def save_npz(path, data: TaggedData, compressed: bool = True) -> Path:
     if not isinstance(data, TaggedData):
         raise ValueError(f"save_npz expects a TaggedData, got {type(data).__name__}")
     path = Path(path)
+    if path.is_dir():  # before the suffix: a folder "out" would otherwise become a file "out.npz" beside it
+        raise IsADirectoryError(f"save_npz: {path} is a directory; give a file path")
     if path.suffix != ".npz":
         path = path.with_name(path.name + ".npz")
     arrays = {
@@ -84,13 +92,16 @@ def save_npz(path, data: TaggedData, compressed: bool = True) -> Path:
     if group_names is not None:
         arrays["group_names"] = np.asarray(group_names, dtype=str)
     arrays["meta"] = np.asarray(json.dumps(_jsonable(meta)))
-    if path.is_dir():  # os.replace would fail only after the whole file is written
+    if path.is_dir():  # "out.npz" a folder: os.replace would fail only after the whole file is written
         raise IsADirectoryError(f"save_npz: {path} is a directory; give a file path")
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # a temp file of its own (not named by the process: two threads may write the same path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = Path(tmp)
     try:
-        with open(tmp, "wb") as fh:
+        with os.fdopen(fd, "wb") as fh:
             (np.savez_compressed if compressed else np.savez)(fh, **arrays)
+        os.chmod(tmp, file_mode())
         os.replace(tmp, path)
     except BaseException as e:  # a full disk, Ctrl-C: no half-written temp file left behind
         tmp.unlink(missing_ok=True)
@@ -170,6 +181,10 @@ def load_npz(path, name: str | None = None) -> TaggedData:
     if not isinstance(z, np.lib.npyio.NpzFile):  # a .npy (one array) named .npz
         raise ValueError(f"{path}: holds a single array (.npy format), not an .npz archive of named arrays")
     with z:
+        unknown = sorted(set(z.files) - _KNOWN_KEYS)
+        if unknown:  # e.g. 'layers' for 'tag_layer': silently dropped, the hierarchy would be lost
+            raise ValueError(f"{path}: unknown key(s) {', '.join(map(repr, unknown))}; the keys read are "
+                             f"{', '.join(sorted(_KNOWN_KEYS))} (see hmlkit.data.npz)")
         if "X" not in z.files:
             raise ValueError(f"{path}: no 'X' array (keys: {', '.join(z.files) or 'none'})")
         if "format_version" in z.files:

@@ -36,6 +36,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import hmlkit
+from hmlkit._files import file_mode
 
 from .config import jsonable
 from .keys import result_attrs
@@ -43,25 +44,6 @@ from .sanity import with_flags
 
 STAGE_ENV = "HMLKIT_STAGE_DIRS"  # JSON {folder: its staging folder}, set by the runner
 _TMP_RE = re.compile(r"^\.(?P<target>.+?)\.(?:(?P<pid>\d+)-)?[A-Za-z0-9_]+\.tmp(?:\.[A-Za-z0-9]+)?$")
-
-
-def _umask():
-    """The process umask, read without changing it where the OS allows."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except OSError:
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def file_mode():
-    """Mode of the files written here: ``0o666`` less the umask (``0644`` under umask 022)."""
-    return 0o666 & ~_umask()
 
 
 def _pid_alive(pid):

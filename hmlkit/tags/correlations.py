@@ -147,7 +147,8 @@ def soft_tag_confidences(Y, layers, rho=None, eps=None):
     Y : (n, m) binary matrix of observed tags.
     layers : list of tag-index arrays, most abstract first.
     rho, eps : optional precomputed :func:`cooccurrence` / :func:`mutual_exclusion`
-        matrices (computed from ``Y`` when omitted).
+        matrices (computed from ``Y`` when omitted); entries outside the pairs
+        ``layers`` allows (j in a layer below i's) are not used.
 
     Returns
     -------
@@ -155,14 +156,19 @@ def soft_tag_confidences(Y, layers, rho=None, eps=None):
     """
     Y, layers, below = _prepare(Y, layers)
     n, m = Y.shape
+    given_rho, given_eps = rho is not None, eps is not None
     if rho is None or eps is None:
         occ, co = _counts(Y)
-        if rho is None:
-            rho = _rho_from_counts(occ, co, below)
-        if eps is None:
-            eps = _eps_from_counts(n, occ, co, below)
+        rho = _rho_from_counts(occ, co, below) if rho is None else rho
+        eps = _eps_from_counts(n, occ, co, below) if eps is None else eps
     rho = _check_corr(rho, m, "rho")
     eps = _check_corr(eps, m, "eps")
+    # a caller's matrices (made for another layering, or unmasked) count only the pairs this
+    # hierarchy allows, as computed ones do: last-layer tags then get 0, as documented
+    if given_rho:
+        rho = np.where(below, rho, 0.0)
+    if given_eps:
+        eps = np.where(below, eps, 0.0)
     Yf = Y.astype(np.float32)
     # Sparse x dense in float32 with a C-ordered right factor (a transposed view
     # makes scipy stride through memory, ~4x slower): cost ~ nnz(Y) * m.
