@@ -33,6 +33,8 @@ def _check_labelings(truth, pred):
     if truth.shape[0] == 0:
         raise ValueError("truth and pred are empty")
     for name, a in (("truth", truth), ("pred", pred)):
+        if a.dtype == object and any(v is None for v in a.ravel()):  # e.g. a failed clusterer's labels
+            raise ValueError(f"{name} contains None labels")
         if a.dtype.kind == "f" and not np.isfinite(a).all():
             raise ValueError(f"{name} contains NaN or inf labels")
     return truth, pred
@@ -110,8 +112,13 @@ def _check_scores(scores, shape=None, name="scores", allow_neginf=True):
     if sp.issparse(scores):
         scores = scores.toarray()
     scores = np.asarray(scores)
+    if scores.dtype.kind == "c":  # its imaginary part would be dropped with only a warning
+        raise ValueError(f"{name} must be real, got complex dtype {scores.dtype}")
     if scores.dtype not in (np.float32, np.float64):
-        scores = scores.astype(np.float64)
+        try:
+            scores = scores.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be numeric, got dtype {scores.dtype}") from None
     scores = np.ascontiguousarray(scores)
     if scores.ndim != 2:
         raise ValueError(f"{name} must be a 2-D (n_samples, n_tags) array, got shape {scores.shape}")

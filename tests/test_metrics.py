@@ -182,6 +182,15 @@ def test_completion_bad_input():
         completion_scores(SC, OBS, np.zeros_like(HID))
     with pytest.raises(ValueError, match="0/1"):
         completion_scores(SC, OBS, HID * 2)
+    with pytest.raises(ValueError, match="must be real, got complex"):  # was a ComplexWarning only
+        completion_scores(SC + 1j, OBS, HID)
+    with pytest.raises(ValueError, match="must be numeric"):
+        completion_scores(np.full(SC.shape, "high"), OBS, HID)
+
+
+def test_clustering_bad_labels():
+    with pytest.raises(ValueError, match="pred contains None"):  # was scikit-learn's TypeError
+        clustering_scores([0, 1, 1], [0, None, 1])
 
 
 def test_mean_average_precision():

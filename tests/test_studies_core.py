@@ -61,6 +61,10 @@ def test_paper_tables_typed_consistently():
     (dict(methods=["nosuch"]), "unknown method"),
     (dict(sparseness=[0.1, 1.0]), r"outside \[0, 1\)"),
     (dict(sparseness=[-0.1]), r"outside \[0, 1\)"),
+    (dict(sparseness=False), "rate False is not a number"),  # was read as 0.0
+    (dict(sparseness=[0.1, True]), "rate True is not a number"),
+    (dict(sparseness=[[0.1, 0.2]]), "flat list of rates"),  # was read as 0.1 alone
+    (dict(sparseness=["0.1"]), "is not a number"),
     (dict(dataset="no/such/data_dir"), "not found"),
     (dict(n_estimators=0), "n_estimators"),
     (dict(folds=-1), "folds"),

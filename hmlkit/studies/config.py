@@ -4,6 +4,7 @@ fails at once on a bad one), fills those left ``None`` from the profile
 from __future__ import annotations
 
 import json
+import numbers
 import os
 import time
 from dataclasses import dataclass, field
@@ -81,7 +82,15 @@ def _check_int(name, value, low=1):
 
 def check_sparseness(values):
     """Tag-removal rates: each in [0, 1)."""
-    vals = tuple(float(v) for v in np.atleast_1d(values))
+    arr = np.asarray(values, dtype=object)
+    if arr.ndim > 1:  # [[0.1, 0.2]] would be read as its first rate only
+        raise ValueError(f"sparseness must be one rate or a flat list of rates, got {values!r}")
+    raw = list(np.atleast_1d(arr))
+    for v in raw:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):  # False would read as 0.0
+            raise ValueError(f"sparseness rate {v!r} is not a number: rates are fractions of tags removed, "
+                             f"in [0, 1)")
+    vals = tuple(float(v) for v in raw)
     if not vals:
         raise ValueError("sparseness must list at least one rate")
     for v in vals:
