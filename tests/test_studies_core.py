@@ -240,6 +240,24 @@ def _table_folds(nmi):
                       attrs={"supervised_ceiling": 0.93, "chance_accuracy": 0.1})
 
 
+def test_a_win_within_the_folds_spread_is_a_tie_not_a_claim_that_holds():
+    from hmlkit.studies.claims._spread import beats
+
+    res = lambda ds: {r.id: r for r in claims.evaluate("table2_nuswide_clustering", ds)}["T2-spclust"]
+    # +0.003 on the means, but +0.013 and -0.007 by fold: a tie
+    tie = res(_table_folds({"blm/spclust": [0.54, 0.528], "blm/cca": [0.527, 0.535], "hml/hmlrf": [0.8, 0.8]}))
+    assert tie.verdict == claims.FAILS and "a tie" in tie.detail and "+0.003" in tie.detail
+    # the same +0.003 in every fold: beyond the spread of the per-fold differences
+    won = res(_table_folds({"blm/spclust": [0.53, 0.54, 0.55], "blm/cca": [0.527, 0.537, 0.547],
+                            "hml/hmlrf": [0.8] * 3}))
+    assert won.verdict == claims.HOLDS and "tie" not in won.detail
+    assert beats([0.5], [0.4]) == (True, "")  # one fold: the means decide
+    assert beats([0.4, 0.41], [0.5, 0.5])[0] is False
+    # unpaired when the folds differ in number: the two errors combine
+    ok, note = beats([0.50, 0.52, 0.54], [0.49, 0.51])
+    assert not ok and "a tie" in note
+
+
 def test_claim_diagnoses():
     # a miss within the folds' noise is called a tie; one beyond it is not; the winner's input
     # and the data's supervised ceiling are named (issue 14, item 2)

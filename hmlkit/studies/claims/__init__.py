@@ -8,7 +8,9 @@ Each claim returns a :class:`ClaimResult` (with a diagnosis of a miss and the re
 holds trivially, :mod:`.diagnose`) with verdict ``"holds"``, ``"does not hold"`` or
 ``"not checked"`` (the methods it compares were not run or not implemented: the detail says
 which). Thresholds are stated in the claim's text; a claim that does not hold on our data is
-reported as such, never tuned away.
+reported as such, never tuned away. A claim that one row beats another holds only when its win
+is beyond the folds' spread (:func:`._spread.beats`: twice the standard error of the per-fold
+differences); a smaller win is a tie, named in the detail, and does not hold.
 """
 from __future__ import annotations
 

@@ -250,9 +250,9 @@ def _completion_winner(dataset, measure, n, ours_row=None):
         if r.verdict != FAILS:
             return ""
         sc = _comp(ds, dataset, measure, n)
-        best = max((k for k in sc if k != ours_row), key=sc.get)
         ours = {k: v for k, v in sc.items() if k.startswith("hmlrf")}
         h = ours_row if ours_row in sc else max(ours, key=ours.get)
+        best = max((k for k in sc if k != h and (ours_row is not None or k not in ours)), key=sc.get)
         folds = ds["score"].sel(dataset=dataset, measure=measure, N=n)
         return f"{measure}@{n}: " + versus(h, folds.sel(row=h).values, best, folds.sel(row=best).values)
     return f

@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import paper_values as pv
 from ._base import NotChecked, require_all_rivals, require_measured, verdict
+from ._spread import beats
 from .paper_real import REAL_CLAIMS  # the claims on real data (Corel)
 
 
@@ -18,6 +19,11 @@ def _row_nmi(ds, metric="nmi"):
         if st == "measured" and np.isfinite(val):
             out[str(key)] = float(val)
     return out
+
+
+def _folds(ds, key, metric="nmi", dim="row"):
+    """A row's per-fold scores (a claim that it beats another compares them, not only means)."""
+    return ds["score"].sel(metric=metric, **{dim: key}).values
 
 
 def _label(ds, key):
@@ -34,9 +40,13 @@ def _hmlrf_best(ds):
     if not others:
         raise NotChecked("no competitor measured")
     best = max(others, key=others.get)
-    return (verdict(nmi["hml/hmlrf"] >= others[best]),
-            f"HML-RF {nmi['hml/hmlrf']:.3f} vs best other {_label(ds, best)} {others[best]:.3f} "
-            f"({len(others)} competitor rows measured of {ds.sizes['row'] - 1})")
+    ok, tie = beats(_folds(ds, "hml/hmlrf"), _folds(ds, best))
+    rivals = [(str(k), str(st)) for k, st in zip(ds["row"].values, ds["status"].values) if not str(k).startswith("hml/")]
+    n_absent = sum(st == "not implemented" for _k, st in rivals)
+    n_rivals = len(rivals) - n_absent
+    return (verdict(ok),
+            f"HML-RF {nmi['hml/hmlrf']:.3f} vs best other {_label(ds, best)} {others[best]:.3f}{tie} "
+            f"({len(others)} competitor rows measured of {n_rivals}; not implemented: {n_absent})")
 
 
 def _tags_double_visual(ds):
@@ -57,7 +67,8 @@ def _blm_beats_cmb(ds):
     if not blm or not cmb:
         raise NotChecked("needs measured rows in both ViFeat&BiTag-blm and -cmb modes")
     b, c = max(blm, key=blm.get), max(cmb, key=cmb.get)
-    return verdict(blm[b] > cmb[c]), f"best blm {_label(ds, b)} {blm[b]:.3f} vs best cmb {_label(ds, c)} {cmb[c]:.3f}"
+    ok, tie = beats(_folds(ds, b), _folds(ds, c))
+    return verdict(ok), f"best blm {_label(ds, b)} {blm[b]:.3f} vs best cmb {_label(ds, c)} {cmb[c]:.3f}{tie}"
 
 
 def _clustrf_visual_dominated(ds):
@@ -73,7 +84,8 @@ def _spclust_blm_beats_cca(ds):
     if "blm/spclust" not in nmi or "blm/cca" not in nmi:
         raise NotChecked("SpClust-blm or CCA+SpClust not measured")
     a, b = nmi["blm/spclust"], nmi["blm/cca"]
-    return verdict(a > b), f"SpClust-blm {a:.3f} vs CCA+SpClust {b:.3f}"
+    ok, tie = beats(_folds(ds, "blm/spclust"), _folds(ds, "blm/cca"))
+    return verdict(ok), f"SpClust-blm {a:.3f} vs CCA+SpClust {b:.3f}{tie}"
 
 
 # ------------------------------------------------------------------ sparseness (Fig 5, Table 3)
@@ -159,7 +171,9 @@ def _hierarchy_helps_full(sfx=""):
         if 0.0 not in m["sparseness"].values:
             raise NotChecked("no full-tag (0%) point")
         a, b = float(m.sel(variant="flattags", sparseness=0.0)), float(m.sel(variant="nocorr", sparseness=0.0))
-        return verdict(b > a), f"FlatTags {a:.3f} -> NoCorr {b:.3f} (paper 0.71 -> 0.84)"
+        f = ds["score"].sel(metric="nmi", sparseness=0.0)
+        ok, tie = beats(f.sel(variant="nocorr" + sfx).values, f.sel(variant="flattags" + sfx).values)
+        return verdict(ok), f"FlatTags {a:.3f} -> NoCorr {b:.3f}{tie} (paper 0.71 -> 0.84)"
     return f
 
 
@@ -170,9 +184,11 @@ def _hierarchy_gain_shrinks(sfx=""):
         s0, s1 = float(g["sparseness"].min()), float(g["sparseness"].max())
         if s0 == s1:
             raise NotChecked("a single sparseness rate")
-        a, b = float(g.sel(sparseness=s0)), float(g.sel(sparseness=s1))
-        return verdict(b < a), "hierarchy gain (NoCorr - FlatTags): " + ", ".join(
-            f"{s:.0%}: {v:+.3f}" for s, v in zip(g["sparseness"].values, g.values))
+        f = ds["score"].sel(metric="nmi")
+        gf = f.sel(variant="nocorr" + sfx) - f.sel(variant="flattags" + sfx)  # the gain in each fold
+        ok, tie = beats(gf.sel(sparseness=s0).values, gf.sel(sparseness=s1).values)
+        return verdict(ok), "hierarchy gain (NoCorr - FlatTags): " + ", ".join(
+            f"{s:.0%}: {v:+.3f}" for s, v in zip(g["sparseness"].values, g.values)) + tie
     return f
 
 
@@ -220,7 +236,9 @@ def _phi1_weaker(ds):
         raise NotChecked("needs phi = 1 and some phi in 2..5")
     a = float(m.sel(phi=1))
     b = float(m.sel(phi=small).min())
-    return verdict(a < b), f"phi=1 {a:.3f} vs worst of phi in {small} {b:.3f}"
+    f = ds["score_phi"].sel(metric="nmi")
+    ok, tie = beats(f.sel(phi=small[int(np.argmin(m.sel(phi=small).values))]).values, f.sel(phi=1).values)
+    return verdict(ok), f"phi=1 {a:.3f} vs worst of phi in {small} {b:.3f}{tie}"
 
 
 def _phi_insensitive(ds):
@@ -240,7 +258,9 @@ def _more_layers_help(ds):
     a = float(m.sel(n_layers=2))
     more = m.sel(n_layers=[l for l in m["n_layers"].values if l > 2])
     b = float(more.max())
-    return verdict(b > a), f"2 layers {a:.3f} vs best of >2 layers {b:.3f} ({int(more.idxmax())} layers)"
+    f = ds["score"].sel(metric="nmi")
+    ok, tie = beats(f.sel(n_layers=int(more.idxmax())).values, f.sel(n_layers=2).values)
+    return verdict(ok), f"2 layers {a:.3f} vs best of >2 layers {b:.3f} ({int(more.idxmax())} layers){tie}"
 
 
 def _saturates_from_5(ds):
@@ -264,7 +284,9 @@ def _hierarchy_beats_specific(dataset):
         a, b = float(m.sel(structure="specific")), float(m.sel(structure="hierarchy"))
         if not (np.isfinite(a) and np.isfinite(b)):
             raise NotChecked("not measured")
-        return verdict(b > a), f"1-layer specific {a:.3f} vs 2-layer hierarchy {b:.3f}"
+        f = ds["score"].sel(metric="nmi", dataset=dataset)
+        ok, tie = beats(f.sel(structure="hierarchy").values, f.sel(structure="specific").values)
+        return verdict(ok), f"1-layer specific {a:.3f} vs 2-layer hierarchy {b:.3f}{tie}"
     return f
 
 
@@ -297,7 +319,9 @@ def _best_is(dataset, measure, n, winners, what):
         if not others:
             raise NotChecked("no competitor measured")
         a, b = max(ours, key=ours.get), max(others, key=others.get)
-        return verdict(ours[a] >= others[b]), f"{measure}@{n}: {a} {ours[a]:.3f} vs best other {b} {others[b]:.3f}"
+        f = ds["score"].sel(dataset=dataset, measure=measure, N=n)
+        ok, tie = beats(f.sel(row=a).values, f.sel(row=b).values)
+        return verdict(ok), f"{measure}@{n}: {a} {ours[a]:.3f} vs best other {b} {others[b]:.3f}{tie}"
     return f
 
 
