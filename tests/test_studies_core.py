@@ -65,6 +65,10 @@ def test_paper_tables_typed_consistently():
     (dict(sparseness=[0.1, True]), "rate True is not a number"),
     (dict(sparseness=[[0.1, 0.2]]), "flat list of rates"),  # was read as 0.1 alone
     (dict(sparseness=["0.1"]), "is not a number"),
+    (dict(gc_clusters="many"), "gc_clusters must be an integer"),  # was int() inside every row's try
+    (dict(gc_clusters=0), "gc_clusters must be an integer >= 1"),
+    (dict(hidden_fraction=[0.4]), "hidden_fraction must be one number"),
+    (dict(dataset=["trecvid"]), "corel5k"),  # the names accepted are all named
     (dict(dataset="no/such/data_dir"), "not found"),
     (dict(n_estimators=0), "n_estimators"),
     (dict(folds=-1), "folds"),
@@ -74,6 +78,19 @@ def test_setup_rejects_bad_parameters(kwargs, match):
     kw.update(kwargs)
     with pytest.raises(ValueError, match=match):
         study.setup("fig5_table3_sparseness", **kw)
+
+
+def test_a_profile_other_than_standard_never_writes_the_committed_folders():
+    # a plain `papermill studies/X.ipynb out.ipynb` (profile quick, the notebooks' default
+    # folders) replaced the committed standard results
+    for profile, res, fig in (("quick", "results/quick", "figures/quick"), ("paper", "results/paper", "figures/paper"),
+                              ("standard", "results", "figures")):
+        cfg = study.setup("table5_abstractness", profile)
+        assert (cfg.results_dir, cfg.figures_dir) == (res, fig)
+    cfg = study.setup("table5_abstractness", "quick", 0, "results/quick", "mine")  # the runner's, a user's
+    assert (cfg.results_dir, cfg.figures_dir) == ("results/quick", "mine")
+    assert study.seed_setup("seed_lmmc", ("quick", "standard"), "quick", 0, "results", "figures").results_dir \
+        == "results/quick"
 
 
 def test_setup_fills_profile_values():

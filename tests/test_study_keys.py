@@ -76,8 +76,14 @@ def test_status_names_each_reason(tmp_path):
     data.write_text("@relation y\n")
     assert keys.status("s", key, rd, fd, ed) == f"data changed: {data}"
     data.write_text("@relation x\n")
-    (ed / "s.failed.ipynb").write_text("{}")
+    (ed / "s.failed.ipynb").write_text("{}")  # kept before failures stored their key: counts
     assert keys.status("s", key, rd, fd, ed) == "its last run failed"
+    keys.mark_failed_run(ed / "s.failed.ipynb", key)  # this very run failed
+    assert keys.status("s", key, rd, fd, ed) == "its last run failed"
+    # another run failed (--set seed=-1, refused in the kernel): the stored result is as good
+    # as it was, where every later plain run used to rerun it (30 min for real_corel)
+    keys.mark_failed_run(ed / "s.failed.ipynb", keys.run_key(NB, {"profile": "quick", "seed": -1}))
+    assert keys.status("s", key, rd, fd, ed) is None
     (ed / "s.failed.ipynb").unlink()
     (fd / "s.png").unlink()
     assert keys.status("s", key, rd, fd, ed) == "no figure (s.png)"

@@ -108,7 +108,7 @@ def check_dataset(dataset):
     """A synthetic profile name (``trecvid``, ``nuswide``) or an existing path (.arff, .npz,
     NUS-WIDE directory)."""
     if not isinstance(dataset, (str, os.PathLike)):
-        raise ValueError(f"dataset must be a profile name {SYNTHETIC} or a path, got {dataset!r}")
+        raise ValueError(f"dataset must be one name {NAMED} or a path, got {dataset!r}")
     if str(dataset) in NAMED:
         return str(dataset)
     path = Path(dataset).expanduser()
@@ -126,6 +126,16 @@ def check_datasets(datasets):
     return tuple(check_dataset(d) for d in datasets)
 
 
+def profile_dir(folder, profile):
+    """Where a study of ``profile`` writes, given the folder it was passed: the committed
+    folders ``results`` and ``figures`` hold the standard profile's results only, so another
+    profile left at the notebooks' defaults writes into ``results/<profile>`` (as the runner
+    does); a plain ``papermill`` run of a notebook (profile ``quick``) replaced them."""
+    if profile != "standard" and str(folder) in ("results", "figures"):
+        return str(Path(folder) / profile)
+    return str(folder)
+
+
 def setup(name, profile="quick", seed=0, results_dir="results", figures_dir="figures", *,
           dataset=None, datasets=None, methods=None, folds=None, n_estimators=None,
           min_samples_leaf=None, n_jobs=1, allowed_methods=None, **extra):
@@ -133,6 +143,8 @@ def setup(name, profile="quick", seed=0, results_dir="results", figures_dir="fig
 
     Raises ``ValueError`` with a clear message on an unknown study, profile or method, a
     sparseness rate outside [0, 1), a missing data file or directory, or a non-positive count.
+    ``results_dir`` / ``figures_dir`` left at ``"results"`` / ``"figures"`` by a profile other
+    than standard become ``results/<profile>`` / ``figures/<profile>`` (:func:`profile_dir`).
     Cheap: nothing is computed or loaded here.
     """
     check_study(name)
@@ -176,7 +188,7 @@ def setup(name, profile="quick", seed=0, results_dir="results", figures_dir="fig
         if bad:
             raise ValueError(f"unknown Table 1 method(s) {bad}; choose from {', '.join(known)}")
         extra["table1_methods"] = chosen
-    for key in ("n_clusters_shown", "n_members_shown", "n_examples", "table1_folds"):
+    for key in ("n_clusters_shown", "n_members_shown", "n_examples", "table1_folds", "gc_clusters"):
         if extra.get(key) is not None:
             extra[key] = _check_int(key, extra[key])
     for key, low in (("taus", 1), ("phis", 1), ("n_layers", 1)):
@@ -189,10 +201,14 @@ def setup(name, profile="quick", seed=0, results_dir="results", figures_dir="fig
             for v in vals:
                 _check_int(key, v, low=low)
     if extra.get("hidden_fraction") is not None:
-        h = float(extra["hidden_fraction"])
+        h = extra["hidden_fraction"]
+        if isinstance(h, (bool, np.bool_)) or not isinstance(h, numbers.Real):
+            raise ValueError(f"hidden_fraction must be one number in (0, 1), got {h!r}")
+        h = float(h)
         if not 0.0 < h < 1.0:
             raise ValueError(f"hidden_fraction must be in (0, 1), got {h!r}")
         extra["hidden_fraction"] = h
+    results_dir, figures_dir = profile_dir(results_dir, profile), profile_dir(figures_dir, profile)
     return StudyConfig(name=name, profile=profile, seed=seed, results_dir=str(results_dir),
                        figures_dir=str(figures_dir), folds=folds, n_estimators=n_estimators,
                        min_samples_leaf=min_samples_leaf, n_jobs=n_jobs, datasets=datasets,
@@ -230,5 +246,5 @@ def seed_setup(name, profiles, profile, seed, results_dir, figures_dir, **params
     if profile not in profiles:
         raise ValueError(f"profile must be one of {sorted(profiles)}, got {profile!r}")
     seed = _check_int("seed", seed, low=0)
-    return SeedConfig(name=name, profile=profile, seed=seed, results_dir=str(results_dir),
-                      figures_dir=str(figures_dir), params=params)
+    return SeedConfig(name=name, profile=profile, seed=seed, results_dir=profile_dir(results_dir, profile),
+                      figures_dir=profile_dir(figures_dir, profile), params=params)

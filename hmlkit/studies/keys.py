@@ -214,13 +214,35 @@ def _changed_files(recorded, limit=3):
     return changed
 
 
+FAILED_KEY = "hmlkit_run_key"  # a failed run's notebook metadata: the key it ran under
+
+
+def mark_failed_run(notebook, key):
+    """Store ``key`` in the metadata of the failed run's ``notebook`` (in place)."""
+    path = Path(notebook)
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    nb.setdefault("metadata", {})[FAILED_KEY] = key
+    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def failed_run_key(notebook):
+    """The key a failed run's notebook stored, or None (unreadable, or kept before keys were)."""
+    try:
+        return json.loads(Path(notebook).read_text(encoding="utf-8")).get("metadata", {}).get(FAILED_KEY)
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def status(name, key, results_dir, figures_dir, executed_dir):
     """Why study ``name`` must run under ``key`` (:func:`run_key`), or None if its stored
     result is up to date."""
     nc = Path(results_dir) / f"{name}.nc"
     if not nc.is_file():
         return "no result"
-    if (Path(executed_dir) / f"{name}.failed.ipynb").is_file():
+    failed = Path(executed_dir) / f"{name}.failed.ipynb"
+    if failed.is_file() and failed_run_key(failed) in (json.loads(json.dumps(key)), None):
+        # a failure of another run (a bad --set value, code since changed) leaves the stored
+        # result as good as it was: it is judged below on its own key
         return "its last run failed"
     for p, what in ((Path(figures_dir) / f"{name}.png", "figure"), (Path(executed_dir) / f"{name}.ipynb",
                                                                      "executed notebook")):

@@ -447,13 +447,16 @@ class _KeptWriteError:
         papermill_io._handlers = [h for h in papermill_io._handlers if h[1] is not self]
 
 
-def _keep_failed(staged, failed, write_error):
+def _keep_failed(staged, failed, write_error, run_key=None):
     """Keep a failed run's notebook (with the cell and its traceback) at ``failed``, beside
-    the last good one, by a rename (a copy needs room a full disk does not have); what to
+    the last good one, by a rename (a copy needs room a full disk does not have), with the
+    run's key in its metadata (:func:`keys.status` then knows which run failed); what to
     add to the run's error."""
     failed.unlink(missing_ok=True)  # an earlier failure's: not this run's
     if write_error is None and staged.exists():
         try:
+            if run_key is not None:
+                keys.mark_failed_run(staged, run_key)
             os.replace(staged, failed)
             return f" (the failed notebook, with its traceback: {failed})"
         except OSError as exc:
@@ -528,7 +531,8 @@ def _execute(name, parameters, stage, executed_dir, cwd, kernel_name, cell_timeo
     except Exception as exc:  # reported, the other studies go on
         msg = str(exc).strip().splitlines()
         error = next((l for l in reversed(msg) if l.strip()), type(exc).__name__)[:500]
-    return RunResult(name, False, time.time() - t0, str(output), error + _keep_failed(output, failed, writer.error))
+    return RunResult(name, False, time.time() - t0, str(output),
+                     error + _keep_failed(output, failed, writer.error, run_key))
 
 
 def commit(stage, results_dir, figures_dir, executed_dir, stop, saved, report=True, log=print):
