@@ -166,10 +166,11 @@ def test_a_run_warms_before_its_studies_start_unless_warm(tmp_path, monkeypatch)
     monkeypatch.setattr(warm, "is_warm", lambda: False)
     logged = []
     runner._warm(True, logged.append)
-    assert calls == [warm.GROUPS] and "numba kernels compiled or loaded" in logged[0]
+    assert calls == [warm.GROUPS] and "compiling the kit's numba kernels" in logged[0]  # said before, not only after
+    assert "numba kernels compiled or loaded" in logged[1]
     runner._warm(False, logged.append)  # one process at a time: nothing side by side
     assert [runner._many_processes(n) for n in (None, 1, 2, -1, True, "2")] == [False, False, True, True, False,
                                                                                 False]
     monkeypatch.setattr(warm, "is_warm", lambda: True)
     runner._warm(True, logged.append)
-    assert len(calls) == 1 and len(logged) == 1
+    assert len(calls) == 1 and len(logged) == 2

@@ -836,7 +836,7 @@ def test_seed_study_settings_of_the_wrong_type_name_themselves():
         seed_lmmc.setup(n_seeds=True)
     with pytest.raises(ValueError, match="vigilance must be in"):
         seed_ghfart.setup(vigilance="0.1")  # was "'<=' not supported"
-    with pytest.raises(ValueError, match="dataset must be a profile name"):
+    with pytest.raises(ValueError, match="dataset must be one name"):
         study.setup("table5_abstractness", datasets=5)  # was "'int' object is not iterable"
     assert seed_mhcrf.setup(hidden_grid=3).params["hidden_grid"] == (3,)
     with pytest.raises(ValueError, match="'corel5' is neither a named data set"):  # was found after the clustering

@@ -122,6 +122,25 @@ print(keys.result_attrs()["run_deps"])
     assert "hmlkit/baselines/ghfart.py" not in deps["modules"]
 
 
+def test_data_found_through_a_setting_is_named_by_it(tmp_path, monkeypatch):
+    # pointing HMLKIT_SHARED_DATA at other data (another copy of Corel5k) left a result
+    # made on the first copy "up to date": it re-read the files it had recorded
+    shared, other = tmp_path / "shared", tmp_path / "other"
+    for root, text in ((shared, "@relation a\n"), (other, "@relation b\n")):
+        (root / "corel5k").mkdir(parents=True)
+        (root / "corel5k" / "train.arff").write_text(text)
+    monkeypatch.setenv("HMLKIT_SHARED_DATA", str(shared))
+    f = shared / "corel5k" / "train.arff"
+    name = keys._data_name(f)
+    assert name == "$HMLKIT_SHARED_DATA/corel5k/train.arff" and keys._absolute(name) == f
+    key = keys.run_key(NB, {"profile": "quick"})
+    rd, fd, ed = _write_result(tmp_path / "r", "s", key, {"modules": {}, "data": {name: keys.file_digest(f)}})
+    assert keys.status("s", key, rd, fd, ed) is None
+    monkeypatch.setenv("HMLKIT_SHARED_DATA", str(other))
+    assert keys.status("s", key, rd, fd, ed) == "data changed: $HMLKIT_SHARED_DATA/corel5k/train.arff"
+    assert keys._data_name(tmp_path / "mine.npz").endswith("mine.npz")  # elsewhere: as before
+
+
 def test_outside_the_runner_no_key_is_stored():
     code = "import os; os.environ.pop('HMLKIT_RUN_KEY', None); from hmlkit.studies import keys; " \
            "print(keys.result_attrs())"

@@ -38,7 +38,7 @@ from sklearn.linear_model import Lasso
 from sklearn.neighbors import NearestNeighbors
 
 from .._validation import check_X, check_Y
-from ..complete import TransductiveScoresMixin, rank_observed_last
+from ..tag_scores import TransductiveScoresMixin, rank_observed_last
 
 
 def _row_normalise(A):

@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._validation import check_random_state_seed, check_X, check_Y
-from ..complete import rank_observed_last
+from ..tag_scores import rank_observed_last
 from .mhcrf import MHCRF
 
 

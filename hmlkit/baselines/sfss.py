@@ -49,7 +49,7 @@ from sklearn.linear_model import Ridge
 from sklearn.neighbors import kneighbors_graph
 
 from .._validation import check_random_state_seed, check_X, check_Y
-from ..complete import TransductiveScoresMixin, rank_observed_last
+from ..tag_scores import TransductiveScoresMixin, rank_observed_last
 
 _EPS = 1e-8
 

@@ -34,7 +34,7 @@ from sklearn.neighbors import kneighbors_graph
 from sklearn.utils.extmath import randomized_svd
 
 from .._validation import check_random_state_seed, check_X, check_Y
-from ..complete import TransductiveScoresMixin, rank_observed_last
+from ..tag_scores import TransductiveScoresMixin, rank_observed_last
 
 
 def visual_laplacian(X, n_neighbors=10):

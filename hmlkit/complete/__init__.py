@@ -30,6 +30,7 @@ from ..affinity.leaf import _compact, _leaf_ids
 from ..forest.estimator import SPLIT_SAMPLE, forest_from
 from ..primitives.parallel import chunk_bounds
 from ..spectral import cluster_forest
+from ..tag_scores import TransductiveScoresMixin, rank_observed_last  # noqa: F401  (public here too)
 from ..tokens import resolve_feature_map
 from . import _kernels as KC
 
@@ -41,23 +42,6 @@ METHODS = ("AM", "LN", "GC")
 PAPER_SETTINGS = {"untagged": "negative", "lift_exponent": None}
 # alpha of the smoothed lift (chosen on Corel5k / Corel16k and the synthetic profiles)
 LIFT_SMOOTHING = 4.0
-
-
-def rank_observed_last(scores, Y):
-    """Return a float copy of ``scores`` where every observed tag (Y = 1)
-    scores strictly below every unobserved tag of every sample."""
-    scores = np.array(scores, dtype=np.float64)
-    Y = check_Y(Y, scores.shape[0])
-    if Y.shape != scores.shape:
-        raise ValueError(f"scores shape {scores.shape} differs from tags shape {Y.shape}")
-    if not np.isfinite(scores).all():
-        raise ValueError("scores contain NaN or inf")
-    # below the least score by at least one, and by a float step where one is absorbed (|min| >= 2**53)
-    least = min(scores.min(initial=0.0), 0.0)
-    low = min(least - 1.0, np.nextafter(least, -np.inf))
-    rows = np.repeat(np.arange(Y.shape[0]), np.diff(Y.indptr))
-    scores[rows, Y.indices] = low
-    return scores
 
 
 def cluster_tag_scores(labels, Y):
@@ -267,19 +251,6 @@ def completed_tags(idx, w, Y, n_neighbors, weight=0.5, top=10, lift_exponent=0.5
         vals.append(S[i, j])
     added = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, m))
     return (Y.astype(np.float64) + float(weight) * added).tocsr()
-
-
-class TransductiveScoresMixin:
-    """``predict_scores()`` of a completer that scores only the samples it was
-    fitted on: ``fit`` stores the (n, m) scores in ``scores_``."""
-
-    def predict_scores(self, X=None):
-        name = type(self).__name__
-        if not hasattr(self, "scores_"):
-            raise ValueError(f"{name} is not fitted; call fit(X, Y) first")
-        if X is not None:
-            raise ValueError(f"{name} is transductive: predict_scores takes X=None (the training samples)")
-        return self.scores_.copy()
 
 
 class CooccurrenceCompleter(BaseEstimator):

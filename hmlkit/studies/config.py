@@ -24,6 +24,9 @@ SCORE_METRICS = METRICS + ("largest_ratio", "clusters_ratio")
 HUB_RATIO = 3.0
 SYNTHETIC = ("trecvid", "nuswide")
 NAMED = SYNTHETIC + ("corel16k", "corel5k")  # names hmlkit.data.load_dataset resolves
+# a result's attribute naming the methods a run was restricted to (its ``methods`` parameter):
+# the claims that HML-RF beats every competitor are then not checked (hmlkit.studies.claims)
+RESTRICTED_ATTR = "restricted_to_methods"
 
 
 @dataclass

@@ -18,8 +18,7 @@ from ..forest import HMLForest
 from ..metrics import clustering_scores as cs
 from ..metrics import completion_scores
 from . import paper_values as pv
-from .claims._base import RESTRICTED_ATTR
-from .config import METRICS, SCORE_METRICS
+from .config import METRICS, RESTRICTED_ATTR, SCORE_METRICS
 from .data import sparsify, specific_only, supervised_ceiling, with_layers
 from .methods import (
     MethodParameterError,

@@ -96,7 +96,32 @@ def _relative(path):
     return os.path.relpath(Path(path).resolve(), REPO_ROOT)
 
 
+def _data_roots():
+    """(placeholder, folder) of the folders a data file is found in through a setting: a
+    result names its data files by these, so that pointing the setting elsewhere (other
+    data) makes it stale instead of re-reading the files it was made from."""
+    from .._paths import shared_data_dir
+    from ..data.fetch import data_cache_dir
+
+    return (("$HMLKIT_SHARED_DATA", shared_data_dir()), ("$HMLKIT_DATA_DIR", data_cache_dir()))
+
+
+def _data_name(path):
+    """A data file's name in a result: under a data folder of a setting, relative to it
+    (``$HMLKIT_SHARED_DATA/corel5k/...``); else relative to the repository."""
+    real = Path(path).resolve()
+    for placeholder, root in _data_roots():
+        try:
+            return f"{placeholder}/{real.relative_to(Path(root).resolve()).as_posix()}"
+        except ValueError:
+            continue
+    return _relative(path)
+
+
 def _absolute(name):
+    for placeholder, root in _data_roots() if name.startswith("$") else ():
+        if name.startswith(placeholder + "/"):
+            return Path(root) / name[len(placeholder) + 1:]
     return Path(name) if os.path.isabs(name) else REPO_ROOT / name
 
 
@@ -155,7 +180,7 @@ def dependencies():
             modules[_relative(f)] = file_digest(f)
     for f in package_files((".json", ".csv")):
         modules[_relative(f)] = file_digest(f)
-    data = {_relative(f): file_digest(f) for f in sorted(_READS) if os.path.isfile(f)}
+    data = {_data_name(f): file_digest(f) for f in sorted(_READS) if os.path.isfile(f)}
     return {"modules": dict(sorted(modules.items())), "data": data}
 
 

@@ -755,12 +755,13 @@ def _warm(parallel, log):
     cache is loaded in seconds."""
     if not parallel:
         return  # one process at a time: its first fits compile each kernel once anyway
-    from ..warm import warm_if_needed
+    from .. import warm
 
-    t = time.time()
-    failed = warm_if_needed()
-    if failed is None:
+    if warm.is_warm():
         return  # compiled by an earlier run or `make warm`, from these sources
+    log("compiling the kit's numba kernels for these sources (about 2-3 min from a cold cache; once)")
+    t = time.time()
+    failed = warm.warm_in_processes()
     log(f"numba kernels compiled or loaded in {time.time() - t:.0f}s"
         + "".join(f"; compiling {', '.join(g)} failed (they compile where first called):\n{e}"
                   for g, e in failed.items()))

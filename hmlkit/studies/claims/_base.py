@@ -9,7 +9,7 @@ import numpy as np
 HOLDS, FAILS, UNCHECKED = "holds", "does not hold", "not checked"
 # a result's attribute naming the methods a run was restricted to (its ``methods``
 # parameter): a claim that HML-RF beats every competitor is then not checked
-RESTRICTED_ATTR = "restricted_to_methods"
+from ..config import RESTRICTED_ATTR  # noqa: E402  (defined where the grids, which set it, load it)
 
 
 @dataclass
