@@ -417,6 +417,16 @@ def test_report_names_the_data_a_result_was_made_on():
     assert report._data_of({}) == "" and report._data_of({"parameters": "not json"}) == ""
 
 
+def test_report_names_the_settings_a_run_was_given_beyond_its_profile():
+    """A run with `--set n_estimators=8 methods=[...]` was headed like the profile's own run."""
+    given = {"run_key": json.dumps({"parameters": {"profile": "quick", "seed": 1, "n_estimators": 8,
+                                                   "methods": ["kmeans", "hmlrf"]}})}
+    assert report._settings_line(given) == ['Settings other than the profile\'s: `methods=["kmeans", "hmlrf"]`, '
+                                            '`n_estimators=8`.']
+    assert report._settings_line({"run_key": json.dumps({"parameters": {"profile": "standard"}})}) == []
+    assert "outside the study runner" in report._settings_line({})[0]
+
+
 def test_notebook_thread_env_keeps_torch_single_threaded_after_numba():
     """The runner's per-notebook environment: after a numba parallel kernel has
     run, torch still uses the notebook's share of threads (numba's OpenMP layer

@@ -86,6 +86,19 @@ def _data_of(attrs):
     return ", ".join(names)
 
 
+def _settings_line(attrs):
+    """The settings a run was given beyond its profile (the runner's ``--set``, from its key),
+    so that a table made with fewer trees or methods is not read as the profile's; for a
+    result made outside the runner, which stores no key, a line saying so."""
+    try:
+        given = json.loads(attrs["run_key"])["parameters"]
+    except (KeyError, TypeError, ValueError):
+        return ["Run outside the study runner: the settings it was given beyond its profile are not "
+                "recorded apart (its `parameters` attribute holds all of them)."]
+    shown = [f"`{k}={json.dumps(v)}`" for k, v in sorted(given.items()) if k not in ("profile", "seed")]
+    return [f"Settings other than the profile's: {', '.join(shown)}."] if shown else []
+
+
 def study_section(name, results_dir, figures_dir=None, staged=(None, None)):
     """Markdown for one study, and its claim results. ``staged``: the staging folders
     (results, figures) of a run about to be committed (``hmlkit.studies.runner``), whose
@@ -107,6 +120,7 @@ def study_section(name, results_dir, figures_dir=None, staged=(None, None)):
                  + f"seed {attrs.get('seed', '?')}, "
                  f"{attrs.get('duration_s', '?')} s, commit `{attrs.get('git_commit', '?')}`, "
                  f"key `{key_id(attrs.get('run_key'))}`.")
+    lines += _settings_line(attrs)
     lines.append("")
     results = evaluate(name, ds)
     lines += ["| claim (paper) | verdict | our numbers | diagnosis |", "|---|---|---|---|"]
