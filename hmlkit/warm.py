@@ -99,13 +99,21 @@ def warm_in_processes(groups=GROUPS):
     import subprocess
     import sys
 
-    procs = [(parts, subprocess.Popen([sys.executable, "-m", "hmlkit.warm", *parts], stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True)) for parts in groups]
+    procs = []
     failed = {}
-    for parts, p in procs:
-        _, err = p.communicate()
-        if p.returncode != 0:
-            failed[parts] = err[-2000:]
+    try:
+        for parts in groups:
+            procs.append((parts, subprocess.Popen([sys.executable, "-m", "hmlkit.warm", *parts],
+                                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+        for parts, p in procs:
+            _, err = p.communicate()
+            if p.returncode != 0:
+                failed[parts] = err[-2000:]
+    except BaseException:  # Ctrl-C, the runner stopped by SIGTERM: no compiler left running behind it
+        for _, p in procs:
+            p.kill()
+            p.wait()
+        raise
     if not failed and set(PARTS) <= {part for g in groups for part in g}:
         mark_warm()
     return failed

@@ -174,3 +174,30 @@ def test_a_run_warms_before_its_studies_start_unless_warm(tmp_path, monkeypatch)
     monkeypatch.setattr(warm, "is_warm", lambda: True)
     runner._warm(True, logged.append)
     assert len(calls) == 1 and len(logged) == 2
+
+
+def test_a_stop_while_warming_stops_the_compilers(tmp_path):
+    """Ctrl-C (or the runner's SIGTERM, raised as RunStopped) while `hmlkit.warm` compiles
+    in its child processes: the children were left compiling after the run had ended."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    psutil = pytest.importorskip("psutil")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cold"))  # a cold cache: compiling takes a while
+    parent = subprocess.Popen([sys.executable, "-c", "from hmlkit import warm; warm.warm_in_processes((('forest',),))"],
+                              env=env)
+    try:
+        deadline, children = time.time() + 60, []
+        while not children and time.time() < deadline:
+            children = psutil.Process(parent.pid).children()
+            time.sleep(0.2)
+        assert children, "the warm child never started"
+        time.sleep(1.0)
+        parent.send_signal(signal.SIGINT)
+        parent.wait(timeout=60)
+        gone, alive = psutil.wait_procs(children, timeout=10)
+        assert not alive, [p.pid for p in alive]
+    finally:
+        parent.kill()

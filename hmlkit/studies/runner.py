@@ -703,7 +703,8 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
             log(f"method {name} is unavailable ({why}): its rows will say so and the claims comparing HML-RF "
                 f"with it will be 'not checked'")
         # processes at once: several studies, or one study's task processes (real_corel's n_jobs)
-        _warm(jobs > 1 or any(_many_processes(params[n].get("n_jobs")) for n in todo), log)
+        with _StopOnSignal():  # a stop while compiling stops the compilers too (RunStopped)
+            _warm(jobs > 1 or any(_many_processes(params[n].get("n_jobs")) for n in todo), log)
         claims = _run_pool(order, params, run_keys, reasons, jobs, rd, fd, ed, cwd, kernel_name, cell_timeout,
                            report, log, progress_every, results, saved, t0)
     if report and (claims is not None or not (rd / "REPORT.md").exists()):
