@@ -93,6 +93,25 @@ def test_a_profile_other_than_standard_never_writes_the_committed_folders():
         == "results/quick"
 
 
+def test_a_parameter_the_notebook_lacks_is_refused_under_papermill(monkeypatch):
+    """`papermill X.ipynb out.ipynb -p n_estimator 4` only warned, and the study ran and
+    saved a result on the default 16 trees."""
+    import types
+
+    import IPython
+
+    history = ["", 'profile = "quick"\nseed = 0\nn_estimators = None\n',
+               '# Parameters\nprofile = "quick"\nn_estimator = 4\n', "from hmlkit import studies as study"]
+    shell = types.SimpleNamespace(user_ns={"In": history})
+    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
+    with pytest.raises(ValueError, match="unknown parameter.*n_estimator for this notebook.*n_estimators"):
+        study.setup("table5_abstractness", "quick")
+    history[2] = '# Parameters\nprofile = "quick"\nn_estimators = 4\n'
+    assert study.setup("table5_abstractness", "quick", n_estimators=4).n_estimators == 4
+    del history[2]  # run in JupyterLab: no injected cell, nothing to check
+    study.setup("table5_abstractness", "quick")
+
+
 def test_setup_fills_profile_values():
     cfg = study.setup("fig6_components", "paper", sparseness=None)
     assert (cfg.n_estimators, cfg.min_samples_leaf, cfg.folds) == (1000, 3, 10)

@@ -129,6 +129,40 @@ def check_datasets(datasets):
     return tuple(check_dataset(d) for d in datasets)
 
 
+def check_injected_parameters():
+    """In a notebook run by papermill: refuse a parameter the notebook does not have (papermill
+    only warns "Passed unknown parameter", and the study then ran on its default, e.g.
+    ``-p n_estimator 4``). The kernel's history holds papermill's injected cell (its first
+    line ``# Parameters``) right after the notebook's parameters cell; outside IPython, or
+    without an injected cell (JupyterLab), nothing is checked. The study runner refuses
+    unknown names before it starts."""
+    import ast
+
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    ip = get_ipython()
+    history = list(ip.user_ns.get("In", [])) if ip is not None else []
+    at = [i for i, src in enumerate(history) if isinstance(src, str) and src.lstrip().startswith("# Parameters")]
+    if not at or at[-1] == 0:
+        return
+
+    def assigned(src):
+        try:
+            tree = ast.parse(src)
+        except SyntaxError:
+            return set()
+        return {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets
+                if isinstance(t, ast.Name)}
+
+    known = assigned(history[at[-1] - 1])
+    unknown = sorted(assigned(history[at[-1]]) - known)
+    if known and unknown:
+        raise ValueError(f"unknown parameter(s) {', '.join(unknown)} for this notebook (papermill -p): its "
+                         f"parameters are {', '.join(sorted(known))}")
+
+
 def profile_dir(folder, profile):
     """Where a study of ``profile`` writes, given the folder it was passed: the committed
     folders ``results`` and ``figures`` hold the standard profile's results only, so another
@@ -150,6 +184,7 @@ def setup(name, profile="quick", seed=0, results_dir="results", figures_dir="fig
     than standard become ``results/<profile>`` / ``figures/<profile>`` (:func:`profile_dir`).
     Cheap: nothing is computed or loaded here.
     """
+    check_injected_parameters()
     check_study(name)
     check_profile(profile)
     s = settings(name, profile)
@@ -246,6 +281,7 @@ class SeedConfig:
 def seed_setup(name, profiles, profile, seed, results_dir, figures_dir, **params):
     """A :class:`SeedConfig` after the checks every seed study shares: ``profile`` one of
     ``profiles``, ``seed`` an integer >= 0. ``params`` are the study's own (checked by it)."""
+    check_injected_parameters()
     if profile not in profiles:
         raise ValueError(f"profile must be one of {sorted(profiles)}, got {profile!r}")
     seed = _check_int("seed", seed, low=0)
