@@ -436,6 +436,19 @@ def test_report_names_the_data_a_result_was_made_on():
     assert report._data_of({}) == "" and report._data_of({"parameters": "not json"}) == ""
 
 
+def test_a_flag_counts_only_the_folds_a_row_was_measured_in():
+    """real_corel's Table 1 rows run on one removal seed of three: flagged "in 1 of 3 folds"
+    read as if two seeds were clean."""
+    from hmlkit.studies.sanity import flagged
+
+    score = np.full((2, 5, 3), 0.5)
+    score[1, :, 1:] = np.nan  # row b: the first seed only
+    ds = xr.Dataset({"score": (("row", "metric", "fold"), score),
+                     "flag": (("row", "fold"), [["hub", "", ""], ["hub", "", ""]])},
+                    coords={"row": ["a", "b"], "metric": list(study.METRICS), "fold": [0, 1, 2]})
+    assert [w for w, _ in flagged(ds)] == ["row=a (in 1 of 3 folds)", "row=b"]
+
+
 def test_report_names_the_settings_a_run_was_given_beyond_its_profile():
     """A run with `--set n_estimators=8 methods=[...]` was headed like the profile's own run."""
     given = {"run_key": json.dumps({"parameters": {"profile": "quick", "seed": 1, "n_estimators": 8,

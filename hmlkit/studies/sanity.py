@@ -98,6 +98,20 @@ def _merge(problems):
     return out
 
 
+def _measured_folds(ds, f, outer):
+    """How many folds of each flagged cell were measured (a finite score), or None when the
+    scores do not line up with the flags: a row run on one removal seed of three (real_corel's
+    Table 1 rows) is then flagged "in 1 of 1 folds", not "in 1 of 3"."""
+    if "fold" not in f.dims or "score" not in ds:
+        return None
+    try:
+        sc = ds["score"]
+        sc = sc.notnull().any([d for d in sc.dims if d not in f.dims]) if set(sc.dims) - set(f.dims) else sc.notnull()
+        return sc.transpose(*outer, "fold").sum("fold").values
+    except (ValueError, KeyError):
+        return None
+
+
 def flagged(ds):
     """[(where, problems)] of every flagged result of ``ds`` (its stored ``flag``, or the
     checks run on it now for results saved before the checks existed); the folds of one
@@ -108,6 +122,7 @@ def flagged(ds):
     f = f.transpose(*[d for d in f.dims if d != "fold"], *(["fold"] if "fold" in f.dims else []))
     outer = [d for d in f.dims if d != "fold"]
     vals = f.values.reshape(f.shape[:len(outer)] + (-1,))
+    measured = _measured_folds(ds, f, outer)
     out = []
     for idx in np.ndindex(vals.shape[:-1]):
         cells = [str(v) for v in vals[idx]]
@@ -116,6 +131,7 @@ def flagged(ds):
             continue
         hit = sum(bool(c) for c in cells)
         where = " / ".join(f"{d}={f[d].values[i]}" for d, i in zip(outer, idx)) or "result"
-        folds = f" (in {hit} of {len(cells)} folds)" if "fold" in f.dims and len(cells) > 1 else ""
+        n = len(cells) if measured is None else max(int(measured[idx]), hit)
+        folds = f" (in {hit} of {n} folds)" if "fold" in f.dims and n > 1 else ""
         out.append((where + folds, "; ".join(problems)))
     return out
