@@ -457,6 +457,9 @@ def test_report_names_the_settings_a_run_was_given_beyond_its_profile():
                                             '`n_estimators=8`.']
     assert report._settings_line({"run_key": json.dumps({"parameters": {"profile": "standard"}})}) == []
     assert "outside the study runner" in report._settings_line({})[0]
+    from hmlkit.studies.saving import given_settings  # the figure's stamp says the same
+
+    assert given_settings(given["run_key"]) == ['methods=["kmeans", "hmlrf"]', "n_estimators=8"]
 
 
 def test_notebook_thread_env_keeps_torch_single_threaded_after_numba():

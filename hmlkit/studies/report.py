@@ -13,7 +13,7 @@ from .claims import FAILS, HOLDS, UNCHECKED, evaluate
 from .config import HUB_RATIO
 from .profiles import STUDIES
 from .sanity import CHANCE_ARI, flagged
-from .saving import key_id, write_text_atomic
+from .saving import given_settings, key_id, write_text_atomic
 
 _MARK = {HOLDS: "holds", FAILS: "**does not hold**", UNCHECKED: "not checked"}
 
@@ -90,13 +90,11 @@ def _settings_line(attrs):
     """The settings a run was given beyond its profile (the runner's ``--set``, from its key),
     so that a table made with fewer trees or methods is not read as the profile's; for a
     result made outside the runner, which stores no key, a line saying so."""
-    try:
-        given = json.loads(attrs["run_key"])["parameters"]
-    except (KeyError, TypeError, ValueError):
+    given = given_settings(attrs.get("run_key"))
+    if given is None:
         return ["Run outside the study runner: the settings it was given beyond its profile are not "
                 "recorded apart (its `parameters` attribute holds all of them)."]
-    shown = [f"`{k}={json.dumps(v)}`" for k, v in sorted(given.items()) if k not in ("profile", "seed")]
-    return [f"Settings other than the profile's: {', '.join(shown)}."] if shown else []
+    return [f"Settings other than the profile's: {', '.join(f'`{s}`' for s in given)}."] if given else []
 
 
 def study_section(name, results_dir, figures_dir=None, staged=(None, None)):

@@ -201,6 +201,16 @@ def key_id(run_key):
     return hashlib.sha256(str(run_key).encode()).hexdigest()[:12] if run_key else "none"
 
 
+def given_settings(run_key):
+    """The settings a run was given beyond its profile and seed, ``["k=v", ...]``, from its
+    key's JSON (the runner's ``--set``); None for a run without a key (outside the runner)."""
+    try:
+        given = json.loads(run_key)["parameters"]
+    except (KeyError, TypeError, ValueError):
+        return None
+    return [f"{k}={json.dumps(v)}" for k, v in sorted(given.items()) if k not in ("profile", "seed")]
+
+
 def save(ds, fig, cfg, data=None):
     """Write ``results/<name>.nc`` and ``figures/<name>.png`` atomically, with the run's
     parameters, seed, package version, git commit and duration in ``attrs``, and a
@@ -223,8 +233,9 @@ def save(ds, fig, cfg, data=None):
     nc_path = Path(f"{cfg.results_dir}/{cfg.name}.nc")
     # the figure says what made it, as its result does (PNG text chunks)
     stamp = {"Software": f"hmlkit {hmlkit.__version__}",
-             "Description": f"study {cfg.name}, profile {cfg.profile}, seed {cfg.seed}, commit "
-                            f"{ds.attrs['git_commit']}, key {key_id(ds.attrs.get('run_key'))}"}
+             "Description": f"study {cfg.name}, profile {cfg.profile}, seed {cfg.seed}"
+                            + "".join(f", {s}" for s in given_settings(ds.attrs.get("run_key")) or [])
+                            + f", commit {ds.attrs['git_commit']}, key {key_id(ds.attrs.get('run_key'))}"}
     with atomic_path(nc_path) as tmp:  # renamed only after the figure is saved
         ds.to_netcdf(tmp)
         fig_path = save_figure_atomic(fig, f"{cfg.figures_dir}/{cfg.name}.png", metadata=stamp)
