@@ -130,8 +130,8 @@ def test_a_fit_after_the_client_closed_says_so(data):
     # distributed's own error was "'NoneType' object has no attribute 'ncores'"
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster:
-        c = distributed.Client(cluster)
-        with parallel_config(backend="dask"):
+        c = distributed.Client(cluster, set_as_default=False)
+        with parallel_config(backend="dask", client=c):  # this client, not the module's running one
             c.close()
             with pytest.raises(RuntimeError, match="Dask client was closed"):
                 HMLForest(n_estimators=4, random_state=0).fit(data.X, data.Y, data.layers)
