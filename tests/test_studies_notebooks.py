@@ -126,6 +126,22 @@ def test_a_second_run_with_nothing_changed_runs_nothing(quick_run):
     assert [p.stat().st_mtime_ns for p in files] == stamps  # not one file rewritten
 
 
+def test_a_report_the_claims_now_judge_otherwise_is_rewritten(quick_run):
+    """No study loads the claims' code, so a change to it reruns no study; the report it
+    writes is then rewritten by the next run (the dry run says so), and only then."""
+    out, _, _ = quick_run
+    report = out / "results" / "REPORT.md"
+    good = report.read_text()
+    report.write_text(good.replace("| holds |", "| judged otherwise |", 1))  # as if the claims' code changed
+    logged = []
+    res = run(list(STUDIES), profile="quick", results_dir=out / "results", figures_dir=out / "figures",
+              dry_run=True, log=logged.append)
+    assert all(r.up_to_date for r in res) and any("REPORT.md would be rewritten" in line for line in logged)
+    assert "judged otherwise" in report.read_text()  # a dry run writes nothing
+    _rerun(out)
+    assert report.read_text() == good
+
+
 def test_dry_run_names_what_a_set_parameter_reruns(quick_run):
     out, _, _ = quick_run
     name = "table4_hierarchy_depth"
@@ -166,7 +182,7 @@ def test_a_change_reruns_the_studies_that_used_what_changed(quick_run, monkeypat
     assert {n for n, r in res.items() if not r.up_to_date} == fits_forest
     assert all(res[n].reason == "kit code changed: hmlkit/forest/estimator.py" for n in fits_forest)
     assert {"table1_trecvid_clustering", "fig8_parameters", "real_corel", "table6_8_completion"} <= fits_forest
-    assert not {"seed_ghfart", "seed_lmmc"} & fits_forest
+    assert not {"seed_ghfart", "seed_lmmc", "seed_sfss"} & fits_forest  # SFSS loads no forest
     monkeypatch.setattr(keys, "file_digest", changed(("Corel5k-train-sparse.arff",)))
     res = _rerun(out, dry_run=True)
     assert res["real_corel"].reason.startswith("data changed: ") and "Corel5k" in res["real_corel"].reason

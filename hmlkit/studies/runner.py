@@ -664,6 +664,8 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
         log(f"  {name}: " + (f"to run ({reasons[name]})" if reasons[name] else "up to date"))
     if dry_run:
         log(f"dry run: {len(todo)} of {len(names)} studies would run, {len(fresh)} up to date")
+        if report and not todo and (rd / "REPORT.md").is_file() and _report_differs(rd, fd):
+            log(f"{rd / 'REPORT.md'} would be rewritten: the claims' code judges these results otherwise")
         return [RunResult(n, True, 0.0, str(rd / f"{n}.nc"), up_to_date=not reasons[n], reason=reasons[n] or "")
                 for n in names]
     made = []  # the folders this call creates: removed again (when still empty) if a later one is refused
@@ -707,9 +709,11 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
             _warm(jobs > 1 or any(_many_processes(params[n].get("n_jobs")) for n in todo), log)
         claims = _run_pool(order, params, run_keys, reasons, jobs, rd, fd, ed, cwd, kernel_name, cell_timeout,
                            report, log, progress_every, results, saved, t0)
-    if report and (claims is not None or not (rd / "REPORT.md").exists()):
-        if claims is None:  # no study committed: the report of the results there are
-            _, claims = write_report(rd, fd, log=log)
+    if report and claims is None and (not (rd / "REPORT.md").exists() or _report_differs(rd, fd)):
+        # no study committed: the report of the results there are, when it is missing or the
+        # claims' code (which no study loads, so none reruns for it) now judges them otherwise
+        _, claims = write_report(rd, fd, log=log)
+    if report and claims is not None:
         n_hold = sum(c.verdict == "holds" for c in claims)
         log(f"report: {rd / 'REPORT.md'} ({n_hold}/{len(claims)} claims hold)")
     ran = [r.name for r in results if not r.up_to_date]
@@ -746,6 +750,15 @@ def _many_processes(n_jobs):
     """Whether a study's ``n_jobs`` runs its tasks in several processes (joblib's meaning:
     None is one, -1 every core)."""
     return isinstance(n_jobs, int) and not isinstance(n_jobs, bool) and (n_jobs > 1 or n_jobs < 0)
+
+
+def _report_differs(rd, fd):
+    """Whether ``REPORT.md`` in ``rd`` differs from the one the results there give now."""
+    try:
+        text, _ = render_report(rd, fd, log=lambda *a, **k: None)
+        return (Path(rd) / "REPORT.md").read_text(encoding="utf-8") != text
+    except Exception:  # noqa: BLE001 - an unreadable result: the report step names it
+        return True
 
 
 def _warm(parallel, log):
