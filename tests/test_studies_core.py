@@ -341,6 +341,10 @@ def test_claim_diagnoses():
     assert "bitag/kmeans at 10% (starts at NMI 0.300, below HML-RF's 0.800" in d and "vifeat/kmeans" in d
     assert "uses no tags" in d
     assert "vifeat/kmeans" in res["F5-drop"].diagnosis and res["F5-drop"].verdict == claims.FAILS
+    # a sweep without the 0 % point: Table 3's relative drop is not checked, and says why
+    # (it was xarray's "not all values found in index 'sparseness'")
+    res = {r.id: r for r in claims.evaluate("fig5_table3_sparseness", ds.isel(sparseness=[1, 2]))}
+    assert res["T3-smallest"].verdict == claims.UNCHECKED and "no 0% (full-tag) point" in res["T3-smallest"].detail
     # Fig 8: a flat tau curve converges trivially
     sc = np.zeros((3, 5, 1))
     sc[:, 1, 0] = [0.705, 0.700, 0.701]
