@@ -4,7 +4,6 @@ import importlib.util
 import numpy as np
 import pytest
 
-import hmlkit.data as hd
 from hmlkit.data import datasets
 from hmlkit._paths import corel16k_path
 from hmlkit.data import TaggedData, load_dataset, require, save_npz

@@ -4,8 +4,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.cluster import KMeans, SpectralClustering
-from sklearn.metrics import normalized_mutual_info_score as nmi
+from sklearn.cluster import SpectralClustering
 from sklearn.neighbors import NearestCentroid
 from sklearn.preprocessing import normalize
 

@@ -168,7 +168,7 @@ def _mhcrf_hidden_peak(ds):
     ok = h[peak] < max(h) and v[-1] < v[peak]
     t = pv.MHCRF_TABLE3
     paper = "; ".join(f"{k} " + ", ".join(f"{n}: {x:.4f}" for n, x in zip(t["n_hidden"], t[k])) for k in ("NUS", "Wiki"))
-    return verdict(ok), (f"F1 by hidden variables: " + ", ".join(f"{n}: {x:.4f}" for n, x in zip(h, v))
+    return verdict(ok), ("F1 by hidden variables: " + ", ".join(f"{n}: {x:.4f}" for n, x in zip(h, v))
                          + f"; peak at {h[peak]} (paper: {paper})")
 
 
