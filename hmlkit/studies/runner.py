@@ -38,8 +38,8 @@ from . import keys
 from .profiles import STUDIES, check_profile, check_study
 from .progress import ENV_FILE as PROGRESS_ENV
 from .progress import read_status
-from .report import render_report, write_report
-from .saving import STAGE_ENV, check_folder, make_stage, remove_stale_temps
+from .report import render_report
+from .saving import STAGE_ENV, check_folder, make_stage, remove_stale_temps, write_text_atomic
 
 NOTEBOOK_DIR = REPO_ROOT / "studies"
 EXTRA_NOTEBOOKS = ("explore",)
@@ -709,10 +709,13 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
             _warm(jobs > 1 or any(_many_processes(params[n].get("n_jobs")) for n in todo), log)
         claims = _run_pool(order, params, run_keys, reasons, jobs, rd, fd, ed, cwd, kernel_name, cell_timeout,
                            report, log, progress_every, results, saved, t0)
-    if report and claims is None and (not (rd / "REPORT.md").exists() or _report_differs(rd, fd)):
-        # no study committed: the report of the results there are, when it is missing or the
-        # claims' code (which no study loads, so none reruns for it) now judges them otherwise
-        _, claims = write_report(rd, fd, log=log)
+    if report and claims is None:
+        # no study committed: the report of the results there are, written when it is missing or
+        # the claims' code (which no study loads, so none reruns for it) now judges them otherwise
+        text, found = render_report(rd, fd, log=log)
+        if not (rd / "REPORT.md").is_file() or (rd / "REPORT.md").read_text(encoding="utf-8") != text:
+            write_text_atomic(text, rd / "REPORT.md")
+            claims = found
     if report and claims is not None:
         n_hold = sum(c.verdict == "holds" for c in claims)
         log(f"report: {rd / 'REPORT.md'} ({n_hold}/{len(claims)} claims hold)")
