@@ -253,7 +253,7 @@ def test_registry_entry():
     assert isinstance(est, MHCRFTagCompleter)
 
 
-def test_study_protocol_on_hand_made_data():
+def test_study_protocol_on_hand_made_data(tmp_path, monkeypatch, capsys):
     from sklearn.base import clone
 
     from hmlkit.studies.seed_mhcrf import mhcrf_study_summary, run_mhcrf_study
@@ -277,6 +277,17 @@ def test_study_protocol_on_hand_made_data():
     np.testing.assert_allclose(ds.f1_hidden.sel(n_hidden=2).values, ds.f1.sel({"method": "mhcrf"}).values)
     with pytest.raises(ValueError, match="unknown concept"):
         run_mhcrf_study(data, concepts=[7])
+    # progress: one unit per concept and round, written for the runner's ETA
+    from hmlkit.studies.progress import ENV_FILE, read_status
+
+    status = tmp_path / "s.progress"
+    monkeypatch.setenv(ENV_FILE, str(status))
+    again = run_mhcrf_study(data, concepts=[0, 2], n_rounds=1, n_pos=15, n_neg=30, n_pca=5, n_hidden=2,
+                            hidden_grid=(1, 2), mhcrf_params={"n_restarts": 1, "max_iter": 50}, cca_components=3,
+                            C_grid=None, progress=True)
+    assert read_status(status).startswith("concepts x rounds: 2/2")
+    assert "concept 2 round 0: F1 mhcrf=" in capsys.readouterr().out
+    np.testing.assert_array_equal(again.f1.values, ds.f1.values)
     with pytest.raises(ValueError, match="exceeds 12"):
         run_mhcrf_study(data, hidden_grid=(13,))
     assert clone(MHCRF(n_hidden=4)).get_params()["n_hidden"] == 4

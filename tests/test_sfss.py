@@ -169,6 +169,20 @@ def test_label_share_study_shape_and_values():
         label_share_study(X[:200], Y[:200], X[200:], Y[200:], [0.0], {}, 1)
 
 
+def test_label_share_study_reports_each_method_grid_as_it_ends():
+    """The study's progress (a bar and the runner's ETA) counts one unit per method, share
+    and repeat, each with its result line; the values do not depend on it."""
+    X, Y = labelled_data(n=300)
+    args = (X[:200], sp.csr_matrix(Y[:200]), X[200:], sp.csr_matrix(Y[200:]), [0.05, 0.5],
+            {"sfss": [lambda: SFSS(random_state=0)], "fsnm": [lambda: FSNM(gamma=0.1)]})
+    lines = []
+    ds = label_share_study(*args, n_repeats=2, random_state=0, progress=lines.append)
+    assert len(lines) == 2 * 2 * 2
+    assert "repeat=1 share=0.5" in lines[-1] and "fsnm" in lines[-1] and "MAP=" in lines[-1]
+    quiet = label_share_study(*args, n_repeats=2, random_state=0)
+    np.testing.assert_array_equal(ds["map"].values, quiet["map"].values)
+
+
 def test_sfss_system_iterative_solver_matches_dense(monkeypatch):
     """Above the dense-size limit, P is applied by block PCG: same A and B."""
     import hmlkit.baselines.sfss as S

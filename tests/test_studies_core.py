@@ -986,3 +986,20 @@ def test_ghfart_speed_claim_judges_the_fastest_pass_and_names_every_pass():
     assert old.diagnosis.startswith("the pass took 10.62 s wall for 10.11 s of CPU")
     quick = xr.Dataset({"timing_s": 0.5, "timing_cpu_s": 0.5}, attrs={"timing_n_samples": 400})
     assert {r.id: r for r in claims.evaluate("seed_ghfart", quick)}["G-speed"].verdict == "not checked"
+
+
+@pytest.mark.parametrize("study", ["seed_ghfart", "seed_lmmc"])
+def test_seed_studies_report_progress_to_the_runner(study, tmp_path, monkeypatch):
+    """Each fit of the seed studies' main loop is a unit of the runner's progress line (they
+    printed nothing until they ended)."""
+    import importlib
+
+    from hmlkit.studies.progress import ENV_FILE, read_status
+
+    S = importlib.import_module(f"hmlkit.studies.{study}")
+    status = tmp_path / "s.progress"
+    monkeypatch.setenv(ENV_FILE, str(status))
+    cfg = S.setup("quick", 0, str(tmp_path / "r"), str(tmp_path / "f"), n_seeds=1)
+    S.run(cfg, progress=False)
+    n = 4 + 5 if study == "seed_ghfart" else 5  # four variants and five tag weights; five methods
+    assert read_status(status).startswith(f"{'GHF-ART variants x seeds' if study == 'seed_ghfart' else 'methods x seeds'}: {n}/{n}")

@@ -2,6 +2,8 @@
 at random) and tag completions (drawn at random, seeded), never picked for looks."""
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import xarray as xr
 
@@ -12,6 +14,7 @@ from .config import SCORE_METRICS
 from .data import load_data, sparsify, with_layers
 from .grids import clustering_scores
 from .methods import hmlrf_labels
+from .progress import Progress
 
 
 def _tags_of(Y, i, names, limit=8):
@@ -107,12 +110,13 @@ def examples_study(cfg, progress=True):
     role, top = np.full((2, n_cl), "", dtype=object), np.full((2, n_cl), "", dtype=object)
     size = np.zeros((2, n_cl), dtype=np.int64)
     overall = np.full((2, len(SCORE_METRICS)), np.nan)
+    bar = Progress(4, "clusterings and completions", enabled=progress)
     for a, (fname, d) in enumerate(figs.items()):
+        t0 = time.perf_counter()
         labels = hmlrf_labels(d, d.n_groups, s, cfg.forest_params)
         overall[a] = clustering_scores(d.groups, labels)
         tags[a], cons[a], pur[a], role[a], size[a], top[a] = cluster_examples(d, labels, n_cl, n_mem, random_state=s)
-        if progress:
-            print(f"  {fname}: NMI={overall[a, 1]:.3f}", flush=True)
+        bar.step(f"  {fname}: NMI={overall[a, 1]:.3f} ({time.perf_counter() - t0:.1f}s)")
     ex = {"trecvid": trec, "nuswide": nus}
     obs = np.full((2, n_ex), "", dtype=object)
     gt, pred = obs.copy(), obs.copy()
@@ -120,12 +124,15 @@ def examples_study(cfg, progress=True):
     cov3 = np.full(2, np.nan)
 
     for a, (name, d) in enumerate(ex.items()):
+        t0 = time.perf_counter()
         observed, hidden = hide_tags(d, frac=0.4, random_state=s)
         model = HMLTagCompleter(method="AM", random_state=s, **cfg.forest_params)
         model.fit(observed.X, observed.Y, layers=observed.layers)
         scores = model.predict_scores()
         cov3[a] = completion_scores(scores, observed.Y, hidden, N=(3,))["Coverage@3"]
         obs[a], gt[a], pred[a], hits[a] = completion_examples(d, scores, observed, hidden, n_ex, random_state=s)
+        bar.step(f"  fig9 {name}: Coverage@3={cov3[a]:.3f} ({time.perf_counter() - t0:.1f}s)")
+    bar.close()
     return xr.Dataset(
         {"member_tags": (("figure", "cluster", "member"), tags.astype(str)),
          "member_consistent": (("figure", "cluster", "member"), cons),

@@ -14,6 +14,7 @@ from ..data import make_synthetic
 from ..metrics import clustering_scores
 from . import paper_values as pv
 from .config import seed_setup
+from .progress import Progress
 
 PROFILES = {"quick": 1500, "standard": 6000, "paper": None}  # None = the full 17523-sample profile
 METRICS = ["purity", "nmi", "ri", "f1"]
@@ -58,26 +59,34 @@ def semi_supervised(data, rs, vigilance, per_group=3):
     return GHFART(vigilance=vigilance, random_state=rs).fit(data.X, data.Y, seed_groups=seeds)
 
 
-def run(cfg):
+def run(cfg, progress=True):
     """``(ds, traces)``: scores and ART cluster counts of the four variants per seed, the
     fixed-tag-weight sweep, the adaptive tag weight, and the gamma traces."""
     import xarray as xr
-
 
     n_seeds, seed, vig, n = cfg["n_seeds"], cfg.seed, cfg["vigilance"], cfg["n_samples"]
     res = np.zeros((len(VARIANTS), len(METRICS), n_seeds))
     n_cl = np.zeros((len(VARIANTS), n_seeds))
     traces = []
+    bar = Progress(n_seeds * (len(VARIANTS) + len(TAG_WEIGHTS)), "GHF-ART variants x seeds", enabled=progress)
     for s in range(n_seeds):
         data = make_synthetic("nuswide", n_samples=n, random_state=seed + s)
-        aw = GHFART(vigilance=vig, random_state=seed + s).fit(data.X, data.Y)
-        ew = GHFART(vigilance=vig, adaptive_weights=False, random_state=seed + s).fit(data.X, data.Y)
-        ss = semi_supervised(data, seed + s, vig)
-        inc, inc_labels = sequential_subsets(data, seed + s, vig)
-        traces.append(aw.gamma_trace_)
-        for v, (model, labels) in enumerate([(aw, aw.labels_), (ew, ew.labels_), (ss, ss.labels_), (inc, inc_labels)]):
+        fits = {
+            VARIANTS[0]: lambda: GHFART(vigilance=vig, random_state=seed + s).fit(data.X, data.Y),
+            VARIANTS[1]: lambda: GHFART(vigilance=vig, adaptive_weights=False, random_state=seed + s).fit(data.X, data.Y),
+            VARIANTS[2]: lambda: semi_supervised(data, seed + s, vig),
+            VARIANTS[3]: lambda: sequential_subsets(data, seed + s, vig),
+        }
+        for v, name in enumerate(VARIANTS):
+            t0 = time.perf_counter()
+            out = fits[name]()
+            model, labels = out if isinstance(out, tuple) else (out, out.labels_)
+            if v == 0:
+                traces.append(model.gamma_trace_)
             res[v, :, s] = _scores(data.groups, labels)
             n_cl[v, s] = model.n_art_clusters_
+            bar.step(f"  seed={seed + s} {name:<22s} NMI={res[v, METRICS.index('nmi'), s]:.3f} "
+                     f"({time.perf_counter() - t0:.1f}s)")
     # the paper's numbers beside ours: Table 2(a) purity and Rand index (GHF-ART, its
     # semi-supervised form), Table 4 average precision (adaptive and equal weights; we measure
     # no AP: the claims compare purity and NMI), NaN where the paper gives none
@@ -98,8 +107,12 @@ def run(cfg):
     for s in range(n_seeds):
         data = make_synthetic("nuswide", n_samples=n, random_state=seed + s)
         for i, tw in enumerate(TAG_WEIGHTS):
+            t0 = time.perf_counter()
             m = GHFART(vigilance=vig, adaptive_weights=False, tag_weight=tw, random_state=seed + s).fit(data.X, data.Y)
             fixed[i, :, s] = _scores(data.groups, m.labels_)
+            bar.step(f"  seed={seed + s} tag weight {tw:<11g} NMI={fixed[i, METRICS.index('nmi'), s]:.3f} "
+                     f"({time.perf_counter() - t0:.1f}s)")
+    bar.close()
     ds["fixed_score"] = (("tag_weight", "metric", "seed"), fixed)
     ds = ds.assign_coords(tag_weight=TAG_WEIGHTS)
     ds["adaptive_tag_gamma"] = ("seed", np.array([1 - tr[-1] for tr in traces]))
@@ -136,7 +149,7 @@ def differences(ds):
 TIMING_PASSES = 3
 
 
-def timing(ds, cfg):
+def timing(ds, cfg, progress=True):
     """The fastest of ``TIMING_PASSES`` passes over the full profile (the reduced data in
     quick), compiled first; adds ``timing_s`` / ``timing_cpu_s`` (that pass's) to ``ds``
     and every pass's wall time as ``ds.attrs["timing_passes_s"]``."""
@@ -145,11 +158,14 @@ def timing(ds, cfg):
                           random_state=seed)
     GHFART(vigilance=vig, random_state=seed).fit(full.X[:20], full.Y[:20])  # compile
     walls, cpus = [], []
-    for _ in range(TIMING_PASSES):
+    bar = Progress(TIMING_PASSES, "timed passes", enabled=progress)
+    for i in range(TIMING_PASSES):
         t0, c0 = time.perf_counter(), time.process_time()
         big = GHFART(vigilance=vig, random_state=seed).fit(full.X, full.Y)
         walls.append(time.perf_counter() - t0)
         cpus.append(time.process_time() - c0)
+        bar.step(f"  pass {i + 1}: {walls[-1]:.2f} s wall, {cpus[-1]:.2f} s CPU")
+    bar.close()
     best = int(np.argmin(walls))
     print(f"GHF-ART one pass: n={full.n_samples}, {big.n_art_clusters_} clusters, fastest of {TIMING_PASSES} "
           f"{walls[best]:.2f} s wall, {cpus[best]:.2f} s CPU (passes: {', '.join(f'{w:.2f}' for w in walls)} s); "

@@ -20,6 +20,7 @@ from ..data import make_synthetic
 from ..metrics import clustering_scores
 from . import paper_values as pv
 from .config import seed_setup
+from .progress import Progress
 
 PROFILES = {"quick": 450, "standard": 1200, "paper": 2379}  # samples of the synthetic trecvid profile
 METRICS = dict(zip(pv.LMMC_METRICS, ("purity", "nmi", "ri", "f1")))  # the paper's measures, ours
@@ -73,15 +74,15 @@ def methods(C):
     }
 
 
-def run(cfg):
+def run(cfg, progress=True):
     """``score(method, metric, seed)`` in % and ``cpu_seconds(method, seed)``."""
     import xarray as xr
-
 
     runs = methods(cfg["C"])
     n_seeds, seed = cfg["n_seeds"], cfg.seed
     scores = np.zeros((len(runs), len(METRICS), n_seeds))
     seconds = np.zeros((len(runs), n_seeds))
+    bar = Progress(n_seeds * len(runs), "methods x seeds", enabled=progress)
     for s in range(n_seeds):
         data = make_synthetic("trecvid", n_samples=cfg["n_samples"], random_state=seed + s)
         S = detection_scores(data.X, data.Y, random_state=seed + s)
@@ -91,6 +92,10 @@ def run(cfg):
             seconds[a, s] = time.process_time() - t0
             sc = clustering_scores(data.groups, labels)
             scores[a, :, s] = [100 * sc[v] for v in METRICS.values()]
+            bar.step(f"  seed={seed + s} {name:<6s} " + " ".join(f"{k}={scores[a, j, s]:.1f}"
+                                                                 for j, k in enumerate(METRICS))
+                     + f" ({seconds[a, s]:.1f}s CPU)")
+    bar.close()
     # the paper's Table 1 (TRECVID MED 11) beside ours, NaN for a method it does not list
     paper = np.array([[pv.LMMC_TABLE1[m][j] if m in pv.LMMC_TABLE1 else np.nan for j in range(len(METRICS))]
                       for m in runs], dtype=float)

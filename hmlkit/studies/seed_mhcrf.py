@@ -27,6 +27,7 @@ from ..baselines.mhcrf_baselines import (
 from ..data import make_synthetic
 from . import paper_values as pv
 from .config import seed_setup
+from .progress import Progress
 
 
 def setup(profile="quick", seed=0, results_dir="results", figures_dir="figures", **overrides):
@@ -49,7 +50,7 @@ def run(data, concepts, cfg):
     return run_mhcrf_study(data, concepts=concepts, n_rounds=cfg["n_rounds"], n_pos=cfg["n_pos"],
                            n_neg=cfg["n_neg"], n_pca=cfg["n_pca"], n_hidden=cfg["n_hidden"],
                            hidden_grid=cfg["hidden_grid"], mhcrf_params=cfg["mhcrf_params"], C_grid=cfg["C_grid"],
-                           random_state=cfg.seed)
+                           random_state=cfg.seed, progress=True)
 
 
 def print_wins(table, wins):
@@ -235,6 +236,7 @@ def run_mhcrf_study(data, concepts=None, n_rounds=1, n_pos=150, n_neg=250, n_pca
     f1h = np.full((len(hidden_grid), concepts.size, n_rounds), np.nan)
     tmh = np.full_like(f1h, np.nan)
     n_train = np.zeros((concepts.size, n_rounds), dtype=np.int64)
+    bar = Progress(concepts.size * n_rounds, "concepts x rounds", enabled=progress)
     for ci, c in enumerate(concepts):
         y = (groups == c).astype(np.int64)
         for r in range(n_rounds):
@@ -258,8 +260,8 @@ def run_mhcrf_study(data, concepts=None, n_rounds=1, n_pos=150, n_neg=250, n_pca
             hres[n_hidden] = res["mhcrf"]
             for hi, h in enumerate(hidden_grid):
                 f1h[hi, ci, r], tmh[hi, ci, r], _ = hres[h]
-            if progress:
-                print(f"concept {c} round {r}: " + ", ".join(f"{k}={v[0]:.3f}" for k, v in res.items()))
+            bar.step(f"  concept {c} round {r}: F1 " + ", ".join(f"{k}={v[0]:.3f}" for k, v in res.items()))
+    bar.close()
     ds = xr.Dataset(
         {"f1": (("method", "concept", "round"), f1), "fit_seconds": (("method", "concept", "round"), tm),
          "C_selected": (("method", "concept", "round"), csel),

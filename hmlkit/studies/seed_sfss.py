@@ -6,6 +6,8 @@ The paper's claim: SFSS is best when 10 % or fewer of the training images are la
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from .. import data as hd
@@ -15,6 +17,7 @@ from ..baselines.sfss import FSNM, SFSS, FScoreRLS
 from ..metrics import mean_average_precision
 from . import paper_values as pv
 from .config import seed_setup
+from .progress import Progress
 
 # synthetic nuswide size and training size, PCA dims, Corel16k training size, grid, repeats
 PROFILES = {
@@ -51,18 +54,20 @@ def splits(cfg):
     return out
 
 
-def run(splits, cfg):
+def run(splits, cfg, progress=True):
     """``(results, ds)``: the per-data-set results of :func:`label_share_study` and their
     concatenation along ``dataset`` (shares indexed by ``share_index``)."""
-    import time
-
     import xarray as xr
 
     methods = method_grid(cfg["grid"], random_state=cfg.seed)
+    bar = Progress(sum(cfg["repeats"] * len(SHARES[name]) * len(methods) for name in splits),
+                   "data sets x repeats x shares x methods", enabled=progress)
     results, t0 = {}, time.time()
     for name, (Xtr, Ytr, Xte, Yte) in splits.items():
         results[name] = label_share_study(Xtr, Ytr, Xte, Yte, SHARES[name], methods,
-                                          n_repeats=cfg["repeats"], random_state=cfg.seed)
+                                          n_repeats=cfg["repeats"], random_state=cfg.seed,
+                                          progress=lambda line, name=name: bar.step(f"  {name:<9s}{line}"))
+    bar.close()
     ds = xr.concat([r.assign_coords(share_index=("share", np.arange(r.share.size))).swap_dims(share="share_index")
                     .rename(share="labelled_share").expand_dims(dataset=[k]) for k, r in results.items()], "dataset",
                    coords="different", compat="equals", combine_attrs="drop")
@@ -92,7 +97,8 @@ def plot(results):
     return plot_label_share(results, paper=paper)
 
 
-def label_share_study(X_train, Y_train, X_test, Y_test, shares, methods, n_repeats=1, random_state=0):
+def label_share_study(X_train, Y_train, X_test, Y_test, shares, methods, n_repeats=1, random_state=0,
+                      progress=None):
     """SFSS paper, Tables 2-4 / Fig 2: test MAP against the share of labelled
     training samples.
 
@@ -102,6 +108,7 @@ def label_share_study(X_train, Y_train, X_test, Y_test, shares, methods, n_repea
     sample) of the training set; the unlabelled rest is seen by the
     semi-supervised methods only. Returns an ``xarray.Dataset`` with
     ``map`` (method, share, repeat) and ``best_setting`` (index in the grid).
+    ``progress``: called with a result line after each method's grid (e.g. a bar's ``step``).
     """
     import xarray as xr
 
@@ -122,10 +129,14 @@ def label_share_study(X_train, Y_train, X_test, Y_test, shares, methods, n_repea
             lab = np.zeros(n, dtype=bool)
             lab[rng.permutation(n)[:max(1, int(round(share * n)))]] = True
             for mi, name in enumerate(names):
+                t0 = time.perf_counter()
                 vals = [mean_average_precision(f().fit(X_train, Y_train, labelled=lab).predict_scores(X_test), Y_test)
                         for f in methods[name]]
                 best[mi, si, r] = int(np.argmax(vals))
                 out[mi, si, r] = vals[best[mi, si, r]]
+                if progress is not None:
+                    progress(f" repeat={r} share={share:<5g} {name:<11s} MAP={out[mi, si, r]:.3f} "
+                             f"({time.perf_counter() - t0:.1f}s)")
     return xr.Dataset(
         {"map": (("method", "share", "repeat"), out), "best_setting": (("method", "share", "repeat"), best)},
         coords={"method": names, "share": shares, "repeat": np.arange(n_repeats)},
