@@ -310,6 +310,11 @@ def check_layers(layers, n_tags, name="layers"):
     if isinstance(layers, (list, tuple)) and layers and all(
             isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in layers):
         layers = np.asarray(layers, dtype=np.int64)  # a flat list of ints: per-tag layer ids, as an array
+    if isinstance(layers, np.ndarray) and layers.ndim == 1 and layers.size and (layers.dtype == bool or (
+            layers.dtype == object and any(isinstance(v, (bool, np.bool_)) for v in layers))):
+        # True / False would read as layers 1 / 0: a mask, not a hierarchy
+        raise ValueError(f"{name} as per-tag layer ids must be integers, got booleans (a mask?); give each "
+                         f"tag its layer, 0 = most abstract")
     if isinstance(layers, np.ndarray) and layers.ndim == 1 and layers.size and (layers.dtype.kind == "f" or (
             layers.dtype == object and all(isinstance(v, numbers.Real) for v in layers))):
         # per-tag layer ids read from a table (a float column after fillna, an object column)

@@ -116,6 +116,39 @@ def test_per_tag_layer_ids_from_a_table():
         check_layers(pd.Series([0, 0, None, 1]), 4)
     with pytest.raises(ValueError, match="must be integers; tag 1 has 0.5"):
         check_layers(np.array([0, 0.5, 1, 1]), 4)
+    # a boolean column (a mask) read True / False as layers 1 / 0
+    for mask in (np.array([True, False, True, False]), np.array([True, 0, 1, 0], dtype=object),
+                 pd.Series([True, False, True, False])):
+        with pytest.raises(ValueError, match="got booleans"):
+            check_layers(mask, 4)
+
+
+def test_group_names_must_name_every_group_id_used(small):
+    X, Y = small
+    groups = np.repeat([0, 1, 2], 10)
+    with pytest.raises(ValueError, match="has 2 names .* use id 2"):
+        TaggedData(X, Y, groups=groups, meta={"group_names": ["a", "b"]})
+    with pytest.raises(ValueError, match="list of names"):
+        TaggedData(X, Y, groups=groups, meta={"group_names": "abc"})
+    with pytest.raises(ValueError, match="groups is None"):
+        TaggedData(X, Y, meta={"group_names": ["a", "b", "c"]})
+    d = TaggedData(X, Y, groups=groups, meta={"group_names": ["a", "b", "c"]})
+    assert d.subset(np.arange(10)).meta["group_names"] == ["a", "b", "c"]  # a subset uses fewer ids
+
+
+def test_a_tag_layer_key_of_another_length_is_named_as_the_files_key(tmp_path, small):
+    X, Y = small
+    np.savez(tmp_path / "mine.npz", X=X, Y=Y.toarray(), tag_layer=[0, 0, 1, 1])
+    with pytest.raises(ValueError, match="key 'tag_layer' has 4 layer ids but Y has 6 tag columns"):
+        load_npz(tmp_path / "mine.npz")
+
+
+def test_save_npz_to_a_folder_named_with_the_suffix_is_refused(tmp_path, small):
+    (tmp_path / "out.npz").mkdir()
+    for target in ("out", "out.npz"):
+        with pytest.raises(IsADirectoryError, match="out.npz is a directory"):
+            save_npz(tmp_path / target, TaggedData(*small))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.npz"]
 
 
 def test_corel16k_is_found_in_the_cache_after_a_fetch(tmp_path, monkeypatch):

@@ -96,6 +96,7 @@ class TaggedData:
                 raise ValueError(f"groups must be integer labels within int64's range, got {float(g.max()):g}: "
                                  f"encode them first, e.g. np.unique(groups, return_inverse=True)[1]")
             self.groups = g.astype(np.int64)
+        self._check_group_names()
         if self.Y_true is not None:
             source = self.Y_true
             self.Y_true = unshared(check_Y(self.Y_true, n, "Y_true"), source)
@@ -111,6 +112,21 @@ class TaggedData:
                 raise ValueError(f"Y_true must hold every observed tag of Y (Y is the observed part of the "
                                  f"complete tags): {extra.nnz} observed tag(s) are not in Y_true, e.g. sample "
                                  f"{i}, tag {j} ({self.tag_names[j]!r})")
+
+    def _check_group_names(self):
+        """``meta["group_names"]`` names the group ids 0, 1, ...: a list of names with one for
+        every id the groups use (a subset may use fewer of them)."""
+        names = self.meta.get("group_names") if isinstance(self.meta, dict) else None
+        if names is None:
+            return
+        if isinstance(names, str) or not hasattr(names, "__len__"):
+            raise ValueError(f"meta['group_names'] must be a list of names, one per group id, got {names!r}")
+        if self.groups is None:
+            raise ValueError("meta['group_names'] is given but groups is None: names need the group ids")
+        if self.groups.size and (self.groups.min() < 0 or self.groups.max() >= len(names)):
+            bad = int(self.groups.min() if self.groups.min() < 0 else self.groups.max())
+            raise ValueError(f"meta['group_names'] has {len(names)} names (ids 0..{len(names) - 1}) but the "
+                             f"groups use id {bad}: give one name per group id")
 
     @property
     def n_samples(self) -> int:

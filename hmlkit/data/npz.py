@@ -69,11 +69,11 @@ def save_npz(path, data: TaggedData, compressed: bool = True) -> Path:
     """Write ``data`` to ``path`` in the kit's format (atomically) and return the path."""
     if not isinstance(data, TaggedData):
         raise ValueError(f"save_npz expects a TaggedData, got {type(data).__name__}")
-    path = Path(path)
-    if path.is_dir():  # before the suffix: a folder "out" would otherwise become a file "out.npz" beside it
-        raise IsADirectoryError(f"save_npz: {path} is a directory; give a file path")
-    if path.suffix != ".npz":
-        path = path.with_name(path.name + ".npz")
+    given = Path(path)
+    path = given if given.suffix == ".npz" else given.with_name(given.name + ".npz")
+    for p in {given, path}:  # a folder "out" would otherwise become a file "out.npz" beside it;
+        if p.is_dir():       # a folder "out.npz" would fail os.replace after the whole file is written
+            raise IsADirectoryError(f"save_npz: {p} is a directory; give a file path")
     arrays = {
         "format": np.asarray(FORMAT),
         "format_version": np.asarray(FORMAT_VERSION),
@@ -92,8 +92,6 @@ def save_npz(path, data: TaggedData, compressed: bool = True) -> Path:
     if group_names is not None:
         arrays["group_names"] = np.asarray(group_names, dtype=str)
     arrays["meta"] = np.asarray(json.dumps(_jsonable(meta)))
-    if path.is_dir():  # "out.npz" a folder: os.replace would fail only after the whole file is written
-        raise IsADirectoryError(f"save_npz: {path} is a directory; give a file path")
     path.parent.mkdir(parents=True, exist_ok=True)
     # a temp file of its own (not named by the process: two threads may write the same path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -208,6 +206,9 @@ def load_npz(path, name: str | None = None) -> TaggedData:
         layers = _integral(_read(z, "tag_layer", path), "tag_layer", path, 0) if "tag_layer" in z.files else None
         if layers is not None and layers.ndim != 1:
             raise ValueError(f"{path}: key 'tag_layer' must be 1-D (one layer id per tag), got shape {layers.shape}")
+        if layers is not None and Y.ndim == 2 and layers.shape[0] != Y.shape[1]:
+            raise ValueError(f"{path}: key 'tag_layer' has {layers.shape[0]} layer ids but Y has {Y.shape[1]} "
+                             f"tag columns (one layer id per tag)")
         groups = _integral(_read(z, "groups", path), "groups", path) if "groups" in z.files else None
         meta = {}
         if "meta" in z.files:
