@@ -105,3 +105,29 @@ def test_dcca_refuses_the_reconstruction_weight_it_has_no_use_for():
     X = np.random.default_rng(0).normal(size=(30, 4))
     with pytest.raises(ValueError, match="DCCA has no reconstruction term"):  # accepted and ignored before
         DCCASpectralClustering(2, recon_weight=0.5).fit(X, X)
+
+
+def test_a_batch_too_small_to_train_and_a_bad_out_dim_are_refused():
+    """Batches of at most out_dim samples were all skipped: the clusters came from untrained
+    networks with a loss of 0 and no word (an audit's finding)."""
+    torch = pytest.importorskip("torch")
+    from hmlkit.baselines.deep import DCCASpectralClustering
+
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(120, 12)), (rng.random((120, 9)) < 0.3).astype(float)
+    with pytest.raises(ValueError, match="batch_size=8 .* must exceed the output dimension 8"):
+        DCCASpectralClustering(n_clusters=4, batch_size=8, out_dim=8, epochs=1).fit(X, Y)
+    with pytest.raises(ValueError, match="batch_size=9 .* must exceed the output dimension 9"):
+        DCCASpectralClustering(n_clusters=5, epochs=1).fit(X[:9], Y[:9])  # 2k = 10, but 9 tags, 9 samples
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="out_dim must be a positive integer"):
+            DCCASpectralClustering(n_clusters=3, out_dim=bad, epochs=1).fit(X, Y)
+    with pytest.raises(ValueError, match="out_dim=10 exceeds the narrower view"):
+        DCCASpectralClustering(n_clusters=3, out_dim=10, epochs=1).fit(X, Y)
+    # a fit draws from a stream of its own: the caller's global torch stream is untouched
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    est = DCCASpectralClustering(n_clusters=3, epochs=2, batch_size=64, random_state=0).fit(X, Y)
+    assert torch.equal(torch.rand(3), expected)
+    assert all(v != 0.0 for v in est.loss_)  # it trained

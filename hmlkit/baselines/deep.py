@@ -20,8 +20,10 @@ Model (CPU, small by default):
   (``hmlkit.baselines.cca``).
 
 Training: Adam, ``epochs`` passes of shuffled mini-batches of
-``batch_size``; seeded by ``random_state`` (``torch.manual_seed`` and a
-seeded batch order), so a fit is repeatable on one machine.
+``batch_size`` (a last batch of at most ``out_dim`` samples is skipped: too few for a
+covariance); seeded by ``random_state`` (``torch.manual_seed`` inside a fork of torch's
+global random state, which the caller keeps, and a seeded batch order), so a fit is
+repeatable on one machine.
 """
 from __future__ import annotations
 
@@ -128,10 +130,30 @@ class DCCASpectralClustering(ClusterMixin, BaseEstimator):
             v = getattr(self, name)
             if not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        out = 2 * k if self.out_dim is None else int(self.out_dim)
-        out = max(1, min(out, X.shape[1], Y.shape[1]))
+        if self.out_dim is None:  # the default: 2k directions, as many as both views have
+            out = max(1, min(2 * k, X.shape[1], Y.shape[1]))
+        else:
+            if isinstance(self.out_dim, (bool, np.bool_)) or not isinstance(self.out_dim, (int, np.integer)) \
+                    or self.out_dim < 1:
+                raise ValueError(f"out_dim must be a positive integer or None, got {self.out_dim!r}")
+            out = int(self.out_dim)
+            if out > min(X.shape[1], Y.shape[1]):
+                raise ValueError(f"out_dim={out} exceeds the narrower view ({X.shape[1]} features, "
+                                 f"{Y.shape[1]} tags): CCA has at most {min(X.shape[1], Y.shape[1])} directions")
+        bs = int(min(self.batch_size, n))
+        if bs < max(out + 1, 2):  # every batch would be skipped: the networks would never train
+            raise ValueError(f"batch_size={bs} (at most n_samples) must exceed the output dimension {out} "
+                             f"(a batch's covariance needs more samples than directions): raise batch_size "
+                             f"or lower out_dim (default 2 x n_clusters)")
         seed = check_random_state_seed(self.random_state)
-        torch.manual_seed(seed % (2**63))
+        # the fit's own torch stream: the caller's global one is left as it was
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed % (2**63))
+            self._train(torch, X, Y, k, out, bs, seed)
+        return self
+
+    def _train(self, torch, X, Y, k, out, bs, seed):
+        n = X.shape[0]
         gen = np.random.default_rng(seed)
         sx = X.std(axis=0)
         Xs = (X - X.mean(axis=0)) / np.where(sx > 0, sx, 1.0)
@@ -147,14 +169,13 @@ class DCCASpectralClustering(ClusterMixin, BaseEstimator):
             gy = _mlp(torch, [out, h, Y.shape[1]])
             params += list(gx.parameters()) + list(gy.parameters())
         opt = torch.optim.Adam(params, lr=self.lr, weight_decay=self.weight_decay)
-        bs = int(min(self.batch_size, n))
         self.loss_ = []
         for _ in range(int(self.epochs)):
             perm = gen.permutation(n)
             total, batches = 0.0, 0
             for s in range(0, n, bs):
                 idx = perm[s:s + bs]
-                if idx.size < max(out + 1, 2):  # too small for a covariance estimate
+                if idx.size < max(out + 1, 2):  # a last batch too small for a covariance estimate
                     continue
                 idx = torch.as_tensor(idx)
                 bx, by = tX[idx], tY[idx]
@@ -176,7 +197,6 @@ class DCCASpectralClustering(ClusterMixin, BaseEstimator):
         self.embedding_ = cca_embedding([HX, HY], self.eigvals_, W, means, self.eig_power)
         self.affinity_ = knn_gaussian_affinity(self.embedding_, self.n_neighbors)
         self.labels_ = spectral_labels(self.affinity_, k, n_neighbors=self.n_neighbors, random_state=seed)
-        return self
 
     def fit_predict(self, X, Y, layers=None):
         return self.fit(X, Y, layers=layers).labels_
