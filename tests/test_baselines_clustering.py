@@ -182,6 +182,9 @@ def test_multiview_bad_input(blobs):
         ThreeViewCCASpectralClustering(3).fit(X, Y)
     with pytest.raises(ValueError, match="unknown tag"):
         ThreeViewCCASpectralClustering(3).fit(X, Y, layers=[np.array([0, 99])])
+    # one flat layer: the third view was the tags again, CCA on [X, Y, Y], with no word
+    with pytest.raises(ValueError, match="at least two layers"):
+        ThreeViewCCASpectralClustering(3).fit(X, Y, layers=[np.arange(Y.shape[1])])
 
 
 def test_aasc_weight_step_is_the_lagrangian_solution():

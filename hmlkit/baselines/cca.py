@@ -151,7 +151,9 @@ class ThreeViewCCASpectralClustering(CCASpectralClustering):
         if layers is None:
             raise ValueError("3VCCA needs the tag hierarchy `layers` (its third view is layers[0])")
         layers = check_layers(layers, Y.shape[1])
-        if len(layers) == 1:
-            return [X, Y, Y]
+        if len(layers) == 1:  # the third view would be the tags again: CCA on [X, Y, Y], another method
+            raise ValueError("3VCCA needs a tag hierarchy of at least two layers (its third view is the "
+                             "abstract layer, layers[0]); these layers are one flat layer: estimate some, "
+                             "e.g. hmlkit.tags.estimate_layers, or use cca_spclust")
         rest = np.concatenate(layers[1:])
         return [X, Y[:, np.sort(rest)], Y[:, layers[0]]]
