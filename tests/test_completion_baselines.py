@@ -84,6 +84,20 @@ def test_gc_completer_bad_input():
         GCCompleter(labels=grp).predict_scores()
 
 
+@pytest.mark.parametrize("name,mode", [("lmmc_gc", "vifeat"), ("kmeans_gc", "blm"), ("ccforest_gc", "cmb")])
+def test_a_registered_gc_completer_refuses_an_input_mode_its_clusterer_does_not_take(name, mode):
+    """Given to make_estimator, input_mode was set after the factory's check: Latent MMC ran on
+    raw features as if they were detection scores, K-means failed with a TypeError."""
+    from hmlkit.baselines import get_method, make_estimator
+
+    with pytest.raises(ValueError, match=f"does not take input mode '{mode}'"):
+        make_estimator(name, input_mode=mode)
+    with pytest.raises(ValueError, match=f"does not take input mode '{mode}'"):
+        get_method(name).factory(input_mode=mode)
+    ok = get_method(name).input_modes[0]
+    assert make_estimator(name, input_mode=ok).input_mode == ok
+
+
 # ------------------------------------------------------------------------ LSR
 
 def test_lsr_duplicate_sample_donates_its_tags():

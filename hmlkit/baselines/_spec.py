@@ -52,4 +52,10 @@ def build_estimator(spec, **params):
             f"method {name!r} does not take parameter "
             f"{', '.join(repr(u.removeprefix('clusterer__')) for u in unknown)} "
             f"(its parameters: {', '.join(sorted(k.removeprefix('clusterer__') for k in valid if k != 'clusterer'))})")
+    mode = params.get("input_mode")
+    if mode is not None and spec.input_modes and mode not in spec.input_modes:
+        # the factory checks its own input_mode argument; set here it would reach the fit unchecked
+        # (Latent MMC ran on raw features as if they were detection scores)
+        raise ValueError(f"method {name!r} does not take input mode {mode!r}; it takes "
+                         f"{', '.join(spec.input_modes)}")
     return est.set_params(**params)
