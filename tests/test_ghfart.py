@@ -124,3 +124,23 @@ def test_registry_runs_ghfart_in_its_blm_mode():
     d = make_synthetic("trecvid", n_samples=200, random_state=0)
     res = run_clustering("ghfart", "blm", d, random_state=0)
     assert res.labels.shape == (200,) and 2 <= len(np.unique(res.labels)) <= d.n_groups
+
+
+def test_a_further_batch_must_name_the_first_batchs_columns_and_fit_predict_takes_layers():
+    """partial_fit read reordered frames by position; fit_predict refused the kit's two-modality
+    calling convention (layers=), which fit takes."""
+    import pandas as pd
+
+    X, Y, g = _two_channel(0)
+    Yd = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
+    FX = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    FY = pd.DataFrame(Yd, columns=[f"t{j}" for j in range(Yd.shape[1])])
+    m = GHFART(random_state=0).fit(FX.iloc[:100], FY.iloc[:100])
+    with pytest.raises(ValueError, match="same order"):
+        m.partial_fit(FX.iloc[100:][FX.columns[::-1]], FY.iloc[100:])
+    with pytest.raises(ValueError, match="same order"):
+        m.partial_fit(FX.iloc[100:], FY.iloc[100:][FY.columns[::-1]])
+    m.partial_fit(FX.iloc[100:], FY.iloc[100:])  # the same columns: accepted
+    layers = [np.arange(2), np.arange(2, Yd.shape[1])]
+    np.testing.assert_array_equal(GHFART(random_state=0).fit_predict(X, Y, layers=layers),
+                                  GHFART(random_state=0).fit(X, Y).labels_)

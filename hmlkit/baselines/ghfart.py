@@ -55,8 +55,10 @@ import numpy as np
 from numba import njit
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import KMeans
+from sklearn.utils.validation import _check_feature_names
 
-from .._validation import InvalidParameterError, check_random_state_seed, check_X, check_Y
+from .._validation import (InvalidParameterError, check_random_state_seed, check_tag_names, check_X, check_Y,
+                           tag_names_of)
 
 # state vector slots: [n_clusters, gamma_v, gamma_t, sumD_v, sumD_t]
 _J, _GV, _GT, _SV, _ST = range(5)
@@ -244,6 +246,9 @@ class GHFART(ClusterMixin, BaseEstimator):
             raise ValueError(f"n_clusters must be None or a positive integer, got {self.n_clusters!r}")
 
     def _prepare(self, X, Y, first):
+        if not first:  # a further batch: a frame's columns must be the first batch's, in order
+            _check_feature_names(self, X, reset=False)
+            check_tag_names(self, Y)
         X = check_X(X, "X", dtype=np.float64)
         if Y is None:
             raise ValueError("GHF-ART needs the tags Y (visual + tag channels)")
@@ -380,10 +385,12 @@ class GHFART(ClusterMixin, BaseEstimator):
         for name in ("art_labels_", "gamma_trace_", "merge_map_"):
             if hasattr(self, name):
                 delattr(self, name)
+        Yin = Y
         V, Y = self._prepare(X, Y, first=True)
         n, d = V.shape
         if self.n_clusters is not None and self.n_clusters > n:  # merged down to n_clusters: it only warned
             raise InvalidParameterError(f"n_clusters={self.n_clusters} is larger than the number of samples ({n})")
+        self._record_names(X, Yin)
         self.n_features_in_ = d
         self.n_tags_in_ = Y.shape[1]
         self._rng = np.random.default_rng(check_random_state_seed(self.random_state))
@@ -400,7 +407,9 @@ class GHFART(ClusterMixin, BaseEstimator):
         """Present a further batch to the network learnt so far (incremental)."""
         if not hasattr(self, "_state"):
             self._check_params()
+            Yin = Y
             V, Y = self._prepare(X, Y, first=True)
+            self._record_names(X, Yin)
             self.n_features_in_ = V.shape[1]
             self.n_tags_in_ = Y.shape[1]
             self._rng = np.random.default_rng(check_random_state_seed(self.random_state))
@@ -412,8 +421,19 @@ class GHFART(ClusterMixin, BaseEstimator):
         trace = self._present(V, Y, labels, order)
         return self._finish(labels, trace)
 
-    def fit_predict(self, X, Y=None, seed_groups=None):
-        return self.fit(X, Y, seed_groups=seed_groups).labels_
+    def _record_names(self, X, Y):
+        """A frame's column names (scikit-learn's ``feature_names_in_``; ``tag_names_in_`` for Y),
+        so that a further batch given as frames with other columns, or the same in another
+        order, is refused rather than read by position."""
+        _check_feature_names(self, X, reset=True)
+        names = tag_names_of(Y)
+        if names is not None:
+            self.tag_names_in_ = names
+        elif hasattr(self, "tag_names_in_"):
+            del self.tag_names_in_
+
+    def fit_predict(self, X, Y=None, seed_groups=None, layers=None):
+        return self.fit(X, Y, seed_groups=seed_groups, layers=layers).labels_
 
 
 __all__ = ["GHFART"]

@@ -49,8 +49,9 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import KMeans
+from sklearn.utils.validation import _check_feature_names
 
-from .._validation import check_random_state_seed, check_X
+from .._validation import check_fitted, check_random_state_seed, check_X, check_X_features
 from .mmc import MMC, balanced_assignment, crammer_costs, dual_cd, pass_orders
 
 
@@ -158,10 +159,14 @@ class LatentMMC(ClusterMixin, BaseEstimator):
         self.latent_ = H
         self.n_iter_ = it
         self.size_bounds_ = (L, U)
+        check_X_features(self, X, reset=True)  # n_features_in_, and a frame's feature_names_in_
         return self
 
     def decision_function(self, X):
-        """Cluster scores ``f_r(x)`` (n, K) of detection scores ``X``."""
+        """Cluster scores ``f_r(x)`` (n, K) of detection scores ``X`` (a frame's columns must be
+        the fitted ones, in the same order)."""
+        check_fitted(self, "coef_")
+        _check_feature_names(self, X, reset=False)
         S = check_X(X, "X (detection scores)", dtype=np.float64)
         k, m = self.coef_.shape[:2]
         if S.shape[1] != m:

@@ -44,7 +44,8 @@ from numba import njit
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import KMeans
 
-from .._validation import check_n_clusters, check_random_state_seed, check_X
+from .._validation import (check_fitted, check_n_clusters, check_random_state_seed, check_tag_names, check_X,
+                           check_X_features, tag_names_of)
 from ..primitives.topk import tie_key
 from .inputs import _mean_row_norm
 
@@ -573,28 +574,36 @@ class MMC(ClusterMixin, BaseEstimator):
         return k, balance_bounds(n, k, self.balance)
 
     def _joined(self, X, Y, fitting):
-        X = check_X(X, "X", dtype=np.float64)
-        if Y is None:
-            if not fitting and self.block_scales_ is not None:
-                raise ValueError("this MMC was fitted on two modalities (X, Y); pass Y too")
-            return X
-
-        Y = check_X(Y.toarray() if hasattr(Y, "toarray") else Y, "Y", dtype=np.float64)
-        if Y.shape[0] != X.shape[0]:
-            raise ValueError(f"Y must be 2-D with {X.shape[0]} rows like X, got shape {Y.shape}")
+        """``(Z, block_scales)``: X, or the balanced ``[X / s_X, Y / s_Y]``; nothing of ``self`` is
+        changed (a fit that fails on its input leaves the fitted model as it was). After a fit,
+        X must have the fitted features (names and order, for a frame) and Y the fitted tags."""
         if fitting:
-            self.block_scales_ = (_mean_row_norm(X), _mean_row_norm(Y))
-        elif self.block_scales_ is None:
-            raise ValueError("this MMC was fitted on one matrix; do not pass Y")
-        sx, sy = self.block_scales_
-        return np.hstack([X / sx, Y / sy])
+            X = check_X(X, "X", dtype=np.float64)
+        else:
+            check_fitted(self, "coef_")
+            if Y is None and self.block_scales_ is not None:
+                raise ValueError("this MMC was fitted on two modalities (X, Y); pass Y too")
+            if Y is not None and self.block_scales_ is None:
+                raise ValueError("this MMC was fitted on one matrix; do not pass Y")
+            X = check_X_features(self, X, reset=False).astype(np.float64, copy=False)
+            if Y is not None:
+                check_tag_names(self, Y)
+        if Y is None:
+            return X, None
+        Yc = check_X(Y.toarray() if hasattr(Y, "toarray") else Y, "Y", dtype=np.float64)
+        if Yc.shape[0] != X.shape[0]:
+            raise ValueError(f"Y must be 2-D with {X.shape[0]} rows like X, got shape {Yc.shape}")
+        if not fitting and Yc.shape[1] != self.n_tags_in_:
+            raise ValueError(f"Y has {Yc.shape[1]} tags, but MMC was fitted on {self.n_tags_in_}")
+        scales = (_mean_row_norm(X), _mean_row_norm(Yc)) if fitting else self.block_scales_
+        return np.hstack([X / scales[0], Yc / scales[1]]), scales
 
     def fit(self, X, Y=None, layers=None):
         """Cluster X (n, d), or with ``Y`` (n, m) the balanced [X, Y]
         concatenation (``layers`` is accepted for the kit's two-modality
         calling convention and unused)."""
-        self.block_scales_ = None
-        X = self._joined(X, Y, fitting=True)
+        Z, scales = self._joined(X, Y, fitting=True)
+        X_in, X = X, Z
         n = X.shape[0]
         k, (L, U) = self._check_params(n)
         seed = check_random_state_seed(self.random_state)
@@ -622,10 +631,19 @@ class MMC(ClusterMixin, BaseEstimator):
         self.intercept_ = W[:, -1]
         self.n_iter_ = it
         self.size_bounds_ = (L, U)
+        self.block_scales_ = scales
+        check_X_features(self, X_in, reset=True)  # n_features_in_, and a frame's feature_names_in_
+        self.n_tags_in_ = None if Y is None else Z.shape[1] - self.n_features_in_
+        names = tag_names_of(Y)
+        if names is not None:
+            self.tag_names_in_ = names
+        elif hasattr(self, "tag_names_in_"):  # an earlier fit's, of other tags
+            del self.tag_names_in_
         return self
 
     def decision_function(self, X, Y=None):
-        X = self._joined(X, Y, fitting=False)
+        """Cluster scores (n, K) of new samples: X, with Y when the model was fitted on both."""
+        X, _ = self._joined(X, Y, fitting=False)
         return X @ self.coef_.T + self.intercept_
 
     def fit_predict(self, X, Y=None, layers=None):
