@@ -424,6 +424,12 @@ def test_cli_prints_table_rows(capsys):
     for r in rows:
         vals = [float(v) for v in r[2:7]]
         assert all(-1 <= v <= 1 for v in vals)
+    # the run's own parameters crashed run_clustering ("multiple values for random_state")
+    for bad, says in (("random_state=3", "set by the run (--seed)"), ("n_clusters=4", "set by the run"),
+                      ("n_init", "expected name=value")):
+        with pytest.raises(SystemExit):
+            main(["--profile", "trecvid", "--n-samples", "150", "--methods", "kmeans", "--param", bad])
+        assert says in capsys.readouterr().err
 
 
 def test_clustering_baselines_refuse_what_they_cannot_give():

@@ -113,6 +113,11 @@ def main(argv=None):
     params = {}
     for p in args.param:
         k, _, v = p.partition("=")
+        owner = {"random_state": "--seed", "n_clusters": "the data set's number of groups"}.get(k)
+        if owner:  # passed by the run itself: a second value crashed run_clustering with a TypeError
+            ap.error(f"--param {k}: set by the run ({owner}), not by --param")
+        if not k or not _:
+            ap.error(f"--param {p!r}: expected name=value")
         try:
             params[k] = ast.literal_eval(v)
         except (ValueError, SyntaxError):
