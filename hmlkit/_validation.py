@@ -214,6 +214,14 @@ def check_tag_names(est, Y, name="Y"):
                      f"order ({what or 'the same tags in another order'})")
 
 
+def check_some_tag(Y, what="a completer"):
+    """A ValueError when the (checked, CSR) tags ``Y`` hold no tag at all: ``what`` learns the
+    tags from the observed ones, and would return the same score for every tag."""
+    if Y.nnz == 0:
+        raise ValueError(f"Y has no observed tag at all: {what} learns from the observed tags, so it "
+                         f"would give every tag the same score")
+
+
 def check_fitted(est, attribute):
     """A :class:`sklearn.exceptions.NotFittedError` (a ValueError) unless ``est`` has
     ``attribute``, which its ``fit`` sets."""

@@ -195,3 +195,17 @@ def test_registry_rows(monkeypatch):
     assert precision_at_1(est.predict_scores(), H) > 2 * chance_at_1(Y, H)  # measured 6.8x (n_init 3)
     with pytest.raises(ValueError, match="input mode"):
         reg["kmeans_test_gc"].factory(input_mode="bitag", n_clusters=4)
+
+
+@pytest.mark.parametrize("name", ["lsr", "cooccur", "tcmr", "kmeans_gc", "hmlrf_am"])
+def test_a_completer_refuses_tags_with_no_tag_observed(name):
+    """LSR, co-occurrence, M-HCRF, the GC completers and HML-RF returned the same score for
+    every tag without a word, where TCMR and SFSS refused: every completer now refuses."""
+    from hmlkit.baselines import make_estimator
+
+    X, Y, _, _ = planted()
+    params = {"n_clusters": 3, "random_state": 0} if name.endswith("_gc") else {}
+    if name == "hmlrf_am":
+        params = {"n_estimators": 5, "random_state": 0}
+    with pytest.raises(ValueError, match="no observed tag at all"):
+        make_estimator(name, **params).fit(X, np.zeros(np.shape(Y), dtype=np.uint8))

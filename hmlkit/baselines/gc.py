@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 
-from .._validation import check_X, check_Y
+from .._validation import check_some_tag, check_X, check_Y
 from ..complete import TransductiveScoresMixin, cluster_tag_scores, rank_observed_last  # noqa: F401  (core rules, re-exported)
 from ..data import TaggedData
 from .inputs import INPUT_MODES, fit_in_mode
@@ -47,6 +47,7 @@ class GCCompleter(TransductiveScoresMixin, BaseEstimator):
     def fit(self, X, Y, layers=None):
         X = check_X(X)
         Y = check_Y(Y, n_samples=X.shape[0])
+        check_some_tag(Y, "GC completion (its clusters' tag frequencies)")
         if (self.clusterer is None) == (self.labels is None):
             raise ValueError("GCCompleter needs exactly one of `clusterer` and `labels`")
         if self.labels is not None:

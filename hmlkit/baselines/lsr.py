@@ -37,7 +37,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso
 from sklearn.neighbors import NearestNeighbors
 
-from .._validation import check_X, check_Y
+from .._validation import check_some_tag, check_X, check_Y
 from ..tag_scores import TransductiveScoresMixin, rank_observed_last
 
 
@@ -139,6 +139,7 @@ class LSR(TransductiveScoresMixin, BaseEstimator):
     def fit(self, X, Y, layers=None):
         X = check_X(X, dtype=np.float64)
         Y = check_Y(Y, n_samples=X.shape[0])
+        check_some_tag(Y, "LSR")
         n, m = Y.shape
         self._check_params(n)
         k = min(int(self.n_neighbors), n - 1)

@@ -8,7 +8,7 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._validation import check_random_state_seed, check_X, check_Y
+from .._validation import check_random_state_seed, check_some_tag, check_X, check_Y
 from ..tag_scores import rank_observed_last
 from .mhcrf import MHCRF
 
@@ -127,6 +127,7 @@ class MHCRFTagCompleter(BaseEstimator):
         """``layers`` is accepted for interface compatibility and ignored (flat detectors)."""
         Xc = check_X(X, dtype=np.float64, min_samples=2)
         Yc = check_Y(Y, n_samples=Xc.shape[0])
+        check_some_tag(Yc, "M-HCRF tag completion")
         tags = _tags_arg(self.tags, Yc.shape[1])
         det = mhcrf_tag_scores(Xc, Yc, tags=tags, n_folds=self.n_folds, n_components=self.n_components,
                                n_hidden=self.n_hidden, n_states=self.n_states, C=self.C,

@@ -33,7 +33,7 @@ from sklearn.base import BaseEstimator
 from sklearn.neighbors import kneighbors_graph
 from sklearn.utils.extmath import randomized_svd
 
-from .._validation import check_random_state_seed, check_X, check_Y
+from .._validation import check_random_state_seed, check_some_tag, check_X, check_Y
 from ..tag_scores import TransductiveScoresMixin, rank_observed_last
 
 
@@ -150,9 +150,8 @@ class TCMR(TransductiveScoresMixin, BaseEstimator):
             raise ValueError(f"n_neighbors must be a positive integer, got {self.n_neighbors!r}")
         if self.max_rank is not None and int(self.max_rank) < 1:
             raise ValueError(f"max_rank must be a positive integer or None, got {self.max_rank!r}")
+        check_some_tag(Y, "TCMR")
         T0 = Y.toarray().astype(np.float64)
-        if not T0.any():
-            raise ValueError("Y has no observed tag at all")
         Wt = np.where(T0 > 0, 1.0, float(self.neg_weight))
         L = visual_laplacian(X, self.n_neighbors) if float(self.beta) > 0 else None
         max_rank = self.max_rank

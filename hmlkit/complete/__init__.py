@@ -17,6 +17,7 @@ from .._validation import (
     check_fitted,
     check_int,
     check_n_clusters,
+    check_some_tag,
     check_X,
     check_tag_names,
     check_X_features,
@@ -257,7 +258,9 @@ class CooccurrenceCompleter(BaseEstimator):
     """Tag co-occurrence completion baseline (see :func:`cooccurrence_scores`)."""
 
     def fit(self, X, Y, layers=None):
-        self.Y_ = unshared(check_Y(Y, None if X is None else check_X(X).shape[0]), Y)
+        Yc = check_Y(Y, None if X is None else check_X(X).shape[0])
+        check_some_tag(Yc, "tag co-occurrence")
+        self.Y_ = unshared(Yc, Y)
         return self
 
     def predict_scores(self, X=None):
@@ -375,6 +378,7 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
         tag_names = tag_names_of(Y)
         # the fitted model keeps the tags: a copy where the caller's CSR would be shared
         Y = unshared(check_Y(Y, X.shape[0]), Y)
+        check_some_tag(Y, "HMLTagCompleter")
         lift_exponent = check_lift_exponent(self.lift_exponent)
         if method == "GC":
             if self.n_clusters is None:
