@@ -214,6 +214,23 @@ def check_tag_names(est, Y, name="Y"):
                      f"order ({what or 'the same tags in another order'})")
 
 
+def check_not_constant(views, method, names=("X", "Y")):
+    """A ValueError when every one of ``views`` (arrays or sparse matrices of one sample per
+    row) is the same for every sample: a clusterer would split identical vectors into
+    clusters that look like an answer (DetScore scores of tags too rare to detect, an
+    all-zero tag matrix)."""
+    if views[0].shape[0] < 2:
+        return
+    for V in views:
+        if sp.issparse(V):
+            if (V.max(axis=0) - V.min(axis=0)).nnz:
+                return
+        elif np.ptp(np.asarray(V), axis=0).any():
+            return
+    what = " and ".join(names[:len(views)]) if len(views) <= len(names) else "every view"
+    raise ValueError(f"{method}'s input ({what}) is the same for every sample: there is nothing to cluster")
+
+
 def check_some_tag(Y, what="a completer"):
     """A ValueError when the (checked, CSR) tags ``Y`` hold no tag at all: ``what`` learns the
     tags from the observed ones, and would return the same score for every tag."""

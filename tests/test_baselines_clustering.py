@@ -521,3 +521,36 @@ def test_clustrf_grows_the_same_trees_on_sparse_input():
     assert np.array_equal(est.forest_.apply(X), rf.apply(X))
     for a, b in zip(est.forest_.estimators_, rf.estimators_):
         assert np.array_equal(a.tree_.threshold, b.tree_.threshold) and np.array_equal(a.tree_.feature, b.tree_.feature)
+
+
+@pytest.mark.parametrize("name,two_views", [("kmeans", False), ("spclust", False), ("affprop", False),
+                                            ("clustrf", False), ("mmc", False), ("lmmc", False),
+                                            ("spclust", True), ("aasc", True), ("ccforest", True)])
+def test_input_the_same_for_every_sample_is_refused(name, two_views):
+    """Balanced, plausible-looking partitions of identical vectors were returned without a
+    word (DetScore of tags too rare to detect is all zeros, an all-zero tag matrix)."""
+    from hmlkit.baselines import make_estimator
+
+    params = {"n_estimators": 10} if name in ("clustrf", "ccforest") else {}
+    est = make_estimator(name, n_clusters=3, random_state=0, **params)
+    X = np.ones((60, 6))
+    Y = np.zeros((60, 5)) if name != "ccforest" else (np.arange(300).reshape(60, 5) % 3 == 0).astype(float)
+    with pytest.raises(ValueError, match="the same for every sample: there is nothing to cluster"):
+        est.fit(X, Y) if two_views else est.fit(X)
+    if two_views and name != "ccforest":  # one informative view is enough
+        X2 = np.random.default_rng(0).normal(size=(60, 6))
+        assert est.fit(X2, Y).labels_.shape == (60,)
+
+
+def test_detscore_with_no_tag_frequent_enough_for_its_folds_is_refused():
+    from hmlkit.baselines.detscore import detection_scores
+
+    rng = np.random.default_rng(1)
+    Y = np.zeros((120, 8), np.uint8)
+    for j in range(8):
+        Y[rng.choice(120, 4, replace=False), j] = 1  # 4 positives, 5 folds
+    with pytest.raises(ValueError, match="no tag has 5 positives and 5 negatives .* most positives of a tag: 4"):
+        detection_scores(rng.normal(size=(120, 6)), Y, random_state=0)
+    Y[rng.choice(120, 10, replace=False), 0] = 1  # one tag detectable: scores for it, 0 for the rest
+    S = detection_scores(rng.normal(size=(120, 6)), Y, random_state=0)
+    assert S[:, 0].any() and not S[:, 1:].any()

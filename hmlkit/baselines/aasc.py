@@ -27,7 +27,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._validation import check_n_clusters, check_random_state_seed, check_X
+from .._validation import check_n_clusters, check_not_constant, check_random_state_seed, check_X
 from .classic import knn_gaussian_affinity, spectral_labels
 
 
@@ -140,6 +140,7 @@ class AffinityAggregationSpectralClustering(ClusterMixin, BaseEstimator):
         for i, V in enumerate(views[1:], 1):
             if V.shape[0] != n:
                 raise ValueError(f"{'Y' if i == 1 else f'views[{i}]'} has {V.shape[0]} rows but X has {n} samples")
+        check_not_constant(views, "AASC")
         c = check_n_clusters(self.n_clusters, n)
         seed = check_random_state_seed(self.random_state)
         rng = np.random.default_rng(seed)

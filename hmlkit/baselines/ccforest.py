@@ -39,7 +39,7 @@ import numba as nb
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._validation import check_n_clusters, check_random_state_seed, check_X, check_Y
+from .._validation import check_n_clusters, check_not_constant, check_random_state_seed, check_X, check_Y
 from ..affinity import leaf_affinity
 from ..executors import map_threads
 from ..forest.estimator import HMLForest, _resolve_n_jobs
@@ -308,6 +308,7 @@ class ConstrainedClusteringForest(ClusterMixin, BaseEstimator):
         X = check_X(X, "X")
         n, d = X.shape
         Y = check_Y(Y, n, "Y")
+        check_not_constant([X], "CC-Forest")  # its trees split on X only
         k = check_n_clusters(self.n_clusters, n)
         mf, n_jobs = self._resolve(d)
         seed = check_random_state_seed(self.random_state)

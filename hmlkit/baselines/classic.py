@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._validation import check_n_clusters, check_random_state_seed, check_X
+from .._validation import check_n_clusters, check_not_constant, check_random_state_seed, check_X
 from ..affinity import normalized_graph, symmetric_graph
 from ..cluster import spectral_from_affinity
 
@@ -257,13 +257,15 @@ class _Clusterer(ClusterMixin, BaseEstimator):
         return self.fit(X, y, **fit_params).labels_
 
 
-def _check_views(X, Y=None):
+def _check_views(X, Y=None, method="this clusterer"):
     X = check_X(X, "X", dtype=np.float64)
     if Y is None:
+        check_not_constant([X], method)
         return X, None
     Y = check_X(Y, "Y", dtype=np.float64)
     if Y.shape[0] != X.shape[0]:
         raise ValueError(f"Y has {Y.shape[0]} rows but X has {X.shape[0]} samples")
+    check_not_constant([X, Y], method)
     return X, Y
 
 
@@ -279,7 +281,7 @@ class KMeansClustering(_Clusterer):
     def fit(self, X, y=None):
         from sklearn.cluster import KMeans
 
-        X, _ = _check_views(X)
+        X, _ = _check_views(X, method="K-means")
         k = check_n_clusters(self.n_clusters, X.shape[0])
         seed = check_random_state_seed(self.random_state) % (2**32)
         km = KMeans(n_clusters=k, n_init=self.n_init, max_iter=self.max_iter, random_state=seed).fit(X)
@@ -302,7 +304,7 @@ class SpectralClustering(_Clusterer):
         self.random_state = random_state
 
     def fit(self, X, Y=None, layers=None):
-        X, Y = _check_views(X, Y)
+        X, Y = _check_views(X, Y, method="SpClust")
         k = check_n_clusters(self.n_clusters, X.shape[0])
         if Y is None:
             A = knn_gaussian_affinity(X, self.n_neighbors)
@@ -365,7 +367,7 @@ class AffinityPropagationClustering(_Clusterer):
     def fit(self, X, y=None):
         from sklearn.metrics import pairwise_distances
 
-        X, _ = _check_views(X)
+        X, _ = _check_views(X, method="AffProp")
         n = X.shape[0]
         k = check_n_clusters(self.n_clusters, n)
         if not 0.5 <= self.damping < 1:

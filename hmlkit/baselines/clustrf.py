@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._validation import check_n_clusters, check_random_state_seed, check_X
+from .._validation import check_n_clusters, check_not_constant, check_random_state_seed, check_X
 from ..affinity import leaf_affinity
 from .classic import spectral_labels
 
@@ -65,6 +65,7 @@ class ClusteringRandomForest(ClusterMixin, BaseEstimator):
         from sklearn.ensemble import RandomForestClassifier
 
         X = check_X(X, "X")
+        check_not_constant([X], "ClustRF")
         n = X.shape[0]
         k = check_n_clusters(self.n_clusters, n)
         seed = check_random_state_seed(self.random_state)

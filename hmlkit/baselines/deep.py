@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._validation import check_n_clusters, check_random_state_seed, check_X
+from .._validation import check_n_clusters, check_not_constant, check_random_state_seed, check_X
 from .cca import cca_embedding, multiview_cca
 from .classic import knn_gaussian_affinity, spectral_labels
 
@@ -124,6 +124,7 @@ class DCCASpectralClustering(ClusterMixin, BaseEstimator):
         Y = check_X(Y, "Y", dtype=np.float64)
         if Y.shape[0] != X.shape[0]:
             raise ValueError(f"Y has {Y.shape[0]} rows but X has {X.shape[0]} samples")
+        check_not_constant([X, Y], self._name.upper())
         n = X.shape[0]
         k = check_n_clusters(self.n_clusters, n)
         for name in ("hidden", "epochs", "batch_size"):

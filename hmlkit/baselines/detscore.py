@@ -141,7 +141,8 @@ def detection_scores(X, Y, random_state=None, n_folds=5, C=1.0):
     -------
     S : (n, m) float32. Column j is the out-of-fold decision value of tag j's
         detector, z-scored over the samples; 0 for tags with fewer than
-        ``n_folds`` positives or negatives.
+        ``n_folds`` positives or negatives. A ValueError when no tag has that many
+        (every score would be 0).
     """
     X = check_X(X, "X", dtype=np.float64)
     n = X.shape[0]
@@ -158,8 +159,10 @@ def detection_scores(X, Y, random_state=None, n_folds=5, C=1.0):
     pos = Yd.sum(0)
     usable = np.flatnonzero((pos >= n_folds) & (n - pos >= n_folds))
     S = np.zeros((n, m), dtype=np.float64)
-    if usable.size == 0:
-        return S.astype(np.float32)
+    if usable.size == 0:  # every score would be 0: a clusterer would split n identical vectors
+        raise ValueError(f"no tag has {n_folds} positives and {n_folds} negatives (n_folds) to train and "
+                         f"score its detector by cross-validation, so every detection score would be 0; "
+                         f"most positives of a tag: {int(pos.max()) if m else 0}")
 
     # Standardise features (unsupervised, on all samples) and scale by 1/sqrt(d)
     # so that the mean squared sample norm is 1: the regime in which C ~ 1 is a

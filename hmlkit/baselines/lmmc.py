@@ -51,7 +51,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import KMeans
 from sklearn.utils.validation import _check_feature_names
 
-from .._validation import check_fitted, check_random_state_seed, check_X, check_X_features
+from .._validation import check_fitted, check_not_constant, check_random_state_seed, check_X, check_X_features
 from .mmc import MMC, balanced_assignment, crammer_costs, dual_cd, pass_orders
 
 
@@ -121,6 +121,7 @@ class LatentMMC(ClusterMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         S = check_X(X, "X (detection scores)", dtype=np.float64)
+        check_not_constant([S], "Latent MMC", ("X (detection scores)",))
         n, m = S.shape
         # parameter checks shared with MMC
         k, (L, U) = MMC(self.n_clusters, self.C, self.balance, self.max_iter)._check_params(n)

@@ -44,7 +44,7 @@ from numba import njit
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import KMeans
 
-from .._validation import (check_fitted, check_n_clusters, check_random_state_seed, check_tag_names, check_X,
+from .._validation import (check_fitted, check_n_clusters, check_not_constant, check_random_state_seed, check_tag_names, check_X,
                            check_X_features, tag_names_of)
 from ..primitives.topk import tie_key
 from .inputs import _mean_row_norm
@@ -603,6 +603,7 @@ class MMC(ClusterMixin, BaseEstimator):
         concatenation (``layers`` is accepted for the kit's two-modality
         calling convention and unused)."""
         Z, scales = self._joined(X, Y, fitting=True)
+        check_not_constant([Z], "MMC", ("X" if Y is None else "[X, Y]",))
         X_in, X = X, Z
         n = X.shape[0]
         k, (L, U) = self._check_params(n)
