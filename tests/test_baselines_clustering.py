@@ -554,3 +554,30 @@ def test_detscore_with_no_tag_frequent_enough_for_its_folds_is_refused():
     Y[rng.choice(120, 10, replace=False), 0] = 1  # one tag detectable: scores for it, 0 for the rest
     S = detection_scores(rng.normal(size=(120, 6)), Y, random_state=0)
     assert S[:, 0].any() and not S[:, 1:].any()
+
+
+def test_bad_counts_are_named_not_met_deep_in_the_solver():
+    """An audit's findings: AASC max_iter=0 ended in an UnboundLocalError, MMC max_passes=0 in
+    numpy's "need at least one array to stack", AffProp max_iter=0 and one sample in "found
+    no exemplar", one-sample MMC in "use at most 0 clusters"; n_neighbors=2.5 was read as 2."""
+    from hmlkit.baselines import make_estimator
+
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(60, 5)), (rng.random((60, 6)) < 0.3).astype(float)
+    cases = [("aasc", {"max_iter": 0}, (X, Y), "max_iter must be a positive integer"),
+             ("mmc", {"max_passes": 0}, (X,), "max_passes must be a positive integer"),
+             ("affprop", {"max_iter": 0}, (X,), "max_iter must be a positive integer"),
+             ("affprop", {"n_clusters": 1}, (X[:1],), "at least 2 samples"),
+             ("mmc", {"n_clusters": 1}, (X[:1],), "at least 2 samples"),
+             ("spclust", {"n_neighbors": 2.5}, (X,), "n_neighbors must be a positive integer"),
+             ("clustrf", {"n_neighbors": 2.5, "n_estimators": 5}, (X,), "n_neighbors must be a positive integer"),
+             ("cca_spclust", {"n_neighbors": 2.5}, (X, Y), "n_neighbors must be a positive integer")]
+    for name, params, args, says in cases:
+        est = make_estimator(name, **{"n_clusters": 3, "random_state": 0, **params})
+        with pytest.raises(ValueError, match=says):
+            est.fit(*args)
+    for name in ("tcmr", "lsr"):
+        with pytest.raises(ValueError, match="n_neighbors must be a positive integer"):
+            make_estimator(name, n_neighbors=2.5).fit(X, Y)
+    with pytest.raises(ValueError, match="at least 2 tag columns"):
+        make_estimator("mhcrf", max_iter=5, n_folds=2).fit(X, Y[:, :1])

@@ -27,7 +27,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._validation import check_n_clusters, check_not_constant, check_random_state_seed, check_X
+from .._validation import check_int, check_n_clusters, check_not_constant, check_random_state_seed, check_X
 from .classic import knn_gaussian_affinity, spectral_labels
 
 
@@ -135,6 +135,7 @@ class AffinityAggregationSpectralClustering(ClusterMixin, BaseEstimator):
             if Y is None:
                 raise ValueError("AASC needs at least two modalities: fit(X, Y) or fit(views=[...])")
             views = [X, Y]
+        check_int(self.max_iter, "max_iter")  # 0 ended in an UnboundLocalError
         views = [check_X(V, f"views[{i}]" if i > 1 else "XY"[i], dtype=np.float64) for i, V in enumerate(views)]
         n = views[0].shape[0]
         for i, V in enumerate(views[1:], 1):

@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from .._validation import check_n_clusters, check_not_constant, check_random_state_seed, check_X
+from .._validation import check_int, check_n_clusters, check_not_constant, check_random_state_seed, check_X
 from ..affinity import normalized_graph, symmetric_graph
 from ..cluster import spectral_from_affinity
 
@@ -45,7 +45,7 @@ def knn_gaussian_affinity(Z, n_neighbors=20, metric="euclidean"):
 
     Z = np.asarray(Z)
     n = Z.shape[0]
-    k = int(min(max(n_neighbors, 1), n - 1))
+    k = min(check_int(n_neighbors, "n_neighbors"), n - 1)  # 2.5 was read as 2
     if k < 1:
         return sp.csr_matrix((n, n))
     nn = NearestNeighbors(n_neighbors=k + 1, metric=metric).fit(Z)
@@ -75,6 +75,7 @@ def spectral_labels(A, n_clusters, n_neighbors=20, random_state=None):
     scikit-learn spectral clustering), with any ``random_state`` turned into
     the int seed it takes."""
     seed = check_random_state_seed(random_state) % (2**32)
+    n_neighbors = check_int(n_neighbors, "n_neighbors")  # ClustRF and CC-Forest read 2.5 as 2
     return np.asarray(spectral_from_affinity(A, n_clusters, n_neighbors=n_neighbors, random_state=seed),
                       dtype=np.int64)
 
@@ -369,9 +370,13 @@ class AffinityPropagationClustering(_Clusterer):
 
         X, _ = _check_views(X, method="AffProp")
         n = X.shape[0]
+        if n < 2:  # no similarity to pass messages on: "found no exemplar for any preference"
+            raise ValueError(f"AffProp needs at least 2 samples, got {n}")
         k = check_n_clusters(self.n_clusters, n)
         if not 0.5 <= self.damping < 1:
             raise ValueError(f"damping must be in [0.5, 1), got {self.damping}")
+        check_int(self.max_iter, "max_iter")  # 0 gave "found no exemplar for any preference"
+        check_int(self.convergence_iter, "convergence_iter")
         seed = check_random_state_seed(self.random_state) % (2**32)
         S = -pairwise_distances(X, metric="sqeuclidean")
         off = S[~np.eye(n, dtype=bool)] if n > 1 else np.zeros(1)

@@ -128,6 +128,9 @@ class MHCRFTagCompleter(BaseEstimator):
         Xc = check_X(X, dtype=np.float64, min_samples=2)
         Yc = check_Y(Y, n_samples=Xc.shape[0])
         check_some_tag(Yc, "M-HCRF tag completion")
+        if Yc.shape[1] < 2:  # a tag's detector reads the sample's other tags as its text view
+            raise ValueError("M-HCRF tag completion needs at least 2 tag columns (each tag is predicted "
+                             f"from the others as the text view), got {Yc.shape[1]}")
         tags = _tags_arg(self.tags, Yc.shape[1])
         det = mhcrf_tag_scores(Xc, Yc, tags=tags, n_folds=self.n_folds, n_components=self.n_components,
                                n_hidden=self.n_hidden, n_states=self.n_states, C=self.C,

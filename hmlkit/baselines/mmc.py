@@ -44,8 +44,8 @@ from numba import njit
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import KMeans
 
-from .._validation import (check_fitted, check_n_clusters, check_not_constant, check_random_state_seed, check_tag_names, check_X,
-                           check_X_features, tag_names_of)
+from .._validation import (check_fitted, check_int, check_n_clusters, check_not_constant, check_random_state_seed,
+                           check_tag_names, check_X, check_X_features, tag_names_of)
 from ..primitives.topk import tie_key
 from .inputs import _mean_row_norm
 
@@ -566,11 +566,14 @@ class MMC(ClusterMixin, BaseEstimator):
         self.random_state = random_state
 
     def _check_params(self, n):
+        if n < 2:  # the balance bounds round to "at most 0 clusters"
+            raise ValueError(f"MMC needs at least 2 samples, got {n}")
         k = check_n_clusters(self.n_clusters, n)
         if not np.isfinite(self.C) or self.C <= 0:
             raise ValueError(f"C must be a positive number, got {self.C!r}")
         if int(self.max_iter) < 1:
             raise ValueError(f"max_iter must be >= 1, got {self.max_iter!r}")
+        check_int(self.max_passes, "max_passes")  # 0 gave numpy's "need at least one array to stack"
         return k, balance_bounds(n, k, self.balance)
 
     def _joined(self, X, Y, fitting):

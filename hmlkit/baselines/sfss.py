@@ -48,7 +48,7 @@ from sklearn.base import BaseEstimator
 from sklearn.linear_model import Ridge
 from sklearn.neighbors import kneighbors_graph
 
-from .._validation import check_random_state_seed, check_X, check_Y
+from .._validation import check_int, check_random_state_seed, check_X, check_Y
 from ..tag_scores import TransductiveScoresMixin, rank_observed_last
 
 _EPS = 1e-8
@@ -56,7 +56,7 @@ _EPS = 1e-8
 
 def knn_laplacian(X, n_neighbors=15):
     """``L = D − G`` of the symmetrised 0/1 kNN graph of ``X`` (SFSS Sec 3.1)."""
-    k = min(int(n_neighbors), X.shape[0] - 1)
+    k = min(check_int(n_neighbors, "n_neighbors"), X.shape[0] - 1)
     if k < 1:
         return sp.csr_matrix((X.shape[0], X.shape[0]))
     G = kneighbors_graph(X, k, mode="connectivity", include_self=False)

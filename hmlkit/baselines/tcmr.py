@@ -33,7 +33,7 @@ from sklearn.base import BaseEstimator
 from sklearn.neighbors import kneighbors_graph
 from sklearn.utils.extmath import randomized_svd
 
-from .._validation import check_random_state_seed, check_some_tag, check_X, check_Y
+from .._validation import check_int, check_random_state_seed, check_some_tag, check_X, check_Y
 from ..tag_scores import TransductiveScoresMixin, rank_observed_last
 
 
@@ -146,8 +146,7 @@ class TCMR(TransductiveScoresMixin, BaseEstimator):
             raise ValueError(f"neg_weight must lie in [0, 1], got {self.neg_weight!r}")
         if float(self.lam) < 0 or float(self.beta) < 0:
             raise ValueError(f"lam and beta must be >= 0, got lam={self.lam!r}, beta={self.beta!r}")
-        if int(self.n_neighbors) < 1:
-            raise ValueError(f"n_neighbors must be a positive integer, got {self.n_neighbors!r}")
+        check_int(self.n_neighbors, "n_neighbors")  # int() read 2.5 as 2
         if self.max_rank is not None and int(self.max_rank) < 1:
             raise ValueError(f"max_rank must be a positive integer or None, got {self.max_rank!r}")
         check_some_tag(Y, "TCMR")
