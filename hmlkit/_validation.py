@@ -198,6 +198,15 @@ def tag_names_of(Y):
     return np.asarray(cols, dtype=object) if cols and all(isinstance(c, str) for c in cols) else None
 
 
+def record_tag_names(est, names):
+    """``est.tag_names_in_ = names`` (from :func:`tag_names_of`, at fit), or no such attribute
+    when ``names`` is None: an earlier fit's names, of other tags, must not be kept."""
+    if names is not None:
+        est.tag_names_in_ = names
+    elif hasattr(est, "tag_names_in_"):
+        del est.tag_names_in_
+
+
 def check_tag_names(est, Y, name="Y"):
     """A ValueError when frame ``Y`` names other tags, or the same ones in another order,
     than ``est.tag_names_in_`` (its fit's): its columns would be read by position, each

@@ -379,7 +379,7 @@ class AffinityPropagationClustering(_Clusterer):
         check_int(self.convergence_iter, "convergence_iter")
         seed = check_random_state_seed(self.random_state) % (2**32)
         S = -pairwise_distances(X, metric="sqeuclidean")
-        off = S[~np.eye(n, dtype=bool)] if n > 1 else np.zeros(1)
+        off = S[~np.eye(n, dtype=bool)]
         smin = float(off.min())
         if smin == 0.0:  # all samples identical
             smin = -1.0

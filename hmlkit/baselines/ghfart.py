@@ -58,7 +58,7 @@ from sklearn.cluster import KMeans
 from sklearn.utils.validation import _check_feature_names
 
 from .._validation import (InvalidParameterError, check_random_state_seed, check_tag_names, check_X, check_Y,
-                           tag_names_of)
+                           record_tag_names, tag_names_of)
 
 # state vector slots: [n_clusters, gamma_v, gamma_t, sumD_v, sumD_t]
 _J, _GV, _GT, _SV, _ST = range(5)
@@ -426,11 +426,7 @@ class GHFART(ClusterMixin, BaseEstimator):
         so that a further batch given as frames with other columns, or the same in another
         order, is refused rather than read by position."""
         _check_feature_names(self, X, reset=True)
-        names = tag_names_of(Y)
-        if names is not None:
-            self.tag_names_in_ = names
-        elif hasattr(self, "tag_names_in_"):
-            del self.tag_names_in_
+        record_tag_names(self, tag_names_of(Y))
 
     def fit_predict(self, X, Y=None, seed_groups=None, layers=None):
         return self.fit(X, Y, seed_groups=seed_groups, layers=layers).labels_

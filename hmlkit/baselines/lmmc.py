@@ -51,7 +51,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import KMeans
 from sklearn.utils.validation import _check_feature_names
 
-from .._validation import check_fitted, check_not_constant, check_random_state_seed, check_X, check_X_features
+from .._validation import check_fitted, check_not_constant, check_random_state_seed, check_X
 from .mmc import MMC, balanced_assignment, crammer_costs, dual_cd, pass_orders
 
 
@@ -160,7 +160,8 @@ class LatentMMC(ClusterMixin, BaseEstimator):
         self.latent_ = H
         self.n_iter_ = it
         self.size_bounds_ = (L, U)
-        check_X_features(self, X, reset=True)  # n_features_in_, and a frame's feature_names_in_
+        _check_feature_names(self, X, reset=True)  # a frame's feature_names_in_ (X was checked above)
+        self.n_features_in_ = m
         return self
 
     def decision_function(self, X):

@@ -45,7 +45,8 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.cluster import KMeans
 
 from .._validation import (check_fitted, check_int, check_n_clusters, check_not_constant, check_random_state_seed,
-                           check_tag_names, check_X, check_X_features, tag_names_of)
+                           check_tag_names, check_X, check_X_features, record_tag_names,
+                           tag_names_of)
 from ..primitives.topk import tie_key
 from .inputs import _mean_row_norm
 
@@ -638,11 +639,7 @@ class MMC(ClusterMixin, BaseEstimator):
         self.block_scales_ = scales
         check_X_features(self, X_in, reset=True)  # n_features_in_, and a frame's feature_names_in_
         self.n_tags_in_ = None if Y is None else Z.shape[1] - self.n_features_in_
-        names = tag_names_of(Y)
-        if names is not None:
-            self.tag_names_in_ = names
-        elif hasattr(self, "tag_names_in_"):  # an earlier fit's, of other tags
-            del self.tag_names_in_
+        record_tag_names(self, tag_names_of(Y))
         return self
 
     def decision_function(self, X, Y=None):

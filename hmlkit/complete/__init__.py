@@ -20,6 +20,7 @@ from .._validation import (
     check_some_tag,
     check_X,
     check_tag_names,
+    record_tag_names,
     check_X_features,
     check_Y,
     tag_names_of,
@@ -391,10 +392,7 @@ class HMLTagCompleter(SparseXTags, BaseEstimator):
                                    features_of=f"X through its feature map ({X.shape[1]} -> {Xf.shape[1]})")
         self.forest_ = forest_from(self, bootstrap=bool(self.oob)).fit(Xf, Y, layers)
         self.Y_ = Y
-        if tag_names is not None:
-            self.tag_names_in_ = tag_names
-        elif hasattr(self, "tag_names_in_"):  # an earlier fit's, of other tags
-            del self.tag_names_in_
+        record_tag_names(self, tag_names)
         # what predict_scores reads: the parameters as this fit checked and used them
         self.method_ = method
         self.n_neighbors_ = check_int(self.n_neighbors, "n_neighbors")
