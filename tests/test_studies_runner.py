@@ -3,6 +3,7 @@ before anything runs, files are world-readable and written atomically, no tempor
 outlives a run, the executed notebook is replaced only on success, a stopped run stops its
 workers and kernels and keeps the previous results, and profiles do not share results."""
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -299,6 +300,27 @@ def test_a_successful_run_prints_no_kernel_noise(tmp_path):
     assert "1/1 studies ok" in text
     assert "without encryption" not in text and "KeyboardInterrupt" not in text, text
     assert _stale_socket_folders() <= before
+    # where the time went: the study's CPU (its kernel's, at least the imports') and the run's
+    study = re.search(r"table4_hierarchy_depth: ok \([\d.]+s, CPU (\d+)s, elapsed", text)
+    total = re.search(r"CPU (\d+)s on \d+ cores \(.*\); by study: table4_hierarchy_depth (\d+)s", text)
+    assert study and total, text
+    assert int(study.group(1)) == int(total.group(2)) >= 1
+    assert int(total.group(1)) >= int(study.group(1))
+
+
+def test_children_cpu_counts_a_study_kernel_and_the_task_processes_it_waited_for():
+    """A study's CPU is read from the worker's ended children: its kernel, and through
+    the kernel the task processes the kernel waited for (real_corel's pool)."""
+    import subprocess
+    import sys
+
+    from hmlkit.studies.runner import children_cpu_seconds
+
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6: pass\n"
+    kernel = burn + f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', {burn!r}], check=True)\n"
+    c0 = children_cpu_seconds()
+    subprocess.run([sys.executable, "-c", kernel], check=True)
+    assert children_cpu_seconds() - c0 >= 1.2  # the child's 0.6 s and its own child's 0.6 s
 
 
 def test_the_runners_kernel_manager_does_not_interrupt_a_kernel_it_shuts_down():

@@ -20,6 +20,7 @@ import ast
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import sys
@@ -56,6 +57,9 @@ class RunResult:
     error: str = ""
     up_to_date: bool = False
     reason: str = ""
+    # CPU seconds of the study's kernel and the processes it waited for (its task pools),
+    # user + system; NaN when not run
+    cpu_seconds: float = float("nan")
 
 
 def notebook_path(name):
@@ -328,6 +332,19 @@ def unavailable_methods():
     return out
 
 
+def children_cpu_seconds():
+    """User + system CPU seconds of this process's children that have ended and been
+    waited for (a notebook's kernel, and through it the task processes it waited for)."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def run_cpu_seconds():
+    """User + system CPU seconds of this process and its waited-for children."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime + children_cpu_seconds()
+
+
 def execute_notebook(input_path, output_path, cell_timeout=None, retries=TIMEOUT_RETRIES, **kwargs):
     """``papermill.execute_notebook`` with a per-cell timeout: a notebook whose cell runs
     past ``cell_timeout`` seconds is started afresh from a new kernel up to ``retries``
@@ -515,7 +532,7 @@ def _execute(name, parameters, stage, executed_dir, cwd, kernel_name, cell_timeo
     _STAGING[:] = list(stage.folders.values())
     output = stage.of(executed_dir) / f"{name}.ipynb"
     failed = Path(executed_dir) / f"{name}.failed.ipynb"
-    t0 = time.time()
+    t0, c0 = time.time(), children_cpu_seconds()
     writer = _KeptWriteError(output)
     try:
         with writer:
@@ -523,7 +540,8 @@ def _execute(name, parameters, stage, executed_dir, cwd, kernel_name, cell_timeo
                              cwd=str(cwd), kernel_name=kernel_name, log_output=False)
         if writer.error is None:
             scrub_machine_paths(output, name, executed_dir)
-            return RunResult(name, True, time.time() - t0, str(Path(executed_dir) / f"{name}.ipynb"))
+            return RunResult(name, True, time.time() - t0, str(Path(executed_dir) / f"{name}.ipynb"),
+                             cpu_seconds=children_cpu_seconds() - c0)
         error = "the study ran, but its executed notebook could not be written"
     except TimeoutError as exc:
         error = (f"a cell ran past the {cell_timeout} s cell timeout ({type(exc).__name__}; "
@@ -532,7 +550,8 @@ def _execute(name, parameters, stage, executed_dir, cwd, kernel_name, cell_timeo
         msg = str(exc).strip().splitlines()
         error = next((l for l in reversed(msg) if l.strip()), type(exc).__name__)[:500]
     return RunResult(name, False, time.time() - t0, str(output),
-                     error + _keep_failed(output, failed, writer.error, run_key))
+                     error + _keep_failed(output, failed, writer.error, run_key),
+                     cpu_seconds=children_cpu_seconds() - c0)
 
 
 def commit(stage, results_dir, figures_dir, executed_dir, stop, saved, report=True, log=print):
@@ -695,7 +714,7 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
             params[name]["n_jobs"] = n_jobs_of[name]
             if n_jobs_of[name] != n_jobs:
                 wide.append(f"{name} {n_jobs_of[name]}, as it would set the wall time alone")
-    t0 = time.time()
+    t0, cpu0 = time.time(), run_cpu_seconds()
     results = [RunResult(n, True, 0.0, str(rd / f"{n}.nc"), up_to_date=True) for n in fresh]
     saved, claims = [], None
     if todo:
@@ -724,6 +743,10 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
     log(f"done in {time.time() - t0:.0f}s: {ok}/{len(ran)} studies ok"
         + (f" ({', '.join(ran)})" if ran else "") + f"; {len(fresh)} up to date"
         + (f" ({', '.join(fresh)})" if fresh and ran else ""))
+    if ran:  # where the time went: a run's wall time is at least its CPU time over the cores
+        by_cpu = sorted((r for r in results if not r.up_to_date), key=lambda r: -r.cpu_seconds)
+        log(f"CPU {run_cpu_seconds() - cpu0:.0f}s on {cores} cores (compiling, the studies, the report); by study: "
+            + ", ".join(f"{r.name} {r.cpu_seconds:.0f}s" for r in by_cpu))
     log(f"report: {rd / 'REPORT.md'}; figures: {fd}; executed notebooks: {ed}")
     return sorted(results, key=lambda r: names.index(r.name))
 
@@ -814,8 +837,8 @@ def _run_pool(todo, params, run_keys, reasons, jobs, rd, fd, ed, cwd, kernel_nam
                             stage.remove()
                         results.append(r)
                         state = "ok" if r.ok else f"FAILED: {r.error}"
-                        log(f"[{i}/{len(todo)}] {r.name}: {state} ({r.seconds:.1f}s, elapsed "
-                            f"{time.time() - t0:.0f}s)")
+                        log(f"[{i}/{len(todo)}] {r.name}: {state} ({r.seconds:.1f}s, CPU {r.cpu_seconds:.0f}s, "
+                            f"elapsed {time.time() - t0:.0f}s)")
                     if pending and time.time() - shown >= progress_every:
                         shown = time.time()
                         for name in sorted(futs[f] for f in pending):
