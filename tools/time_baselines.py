@@ -6,6 +6,10 @@ commits can be compared value by value (issue 44):
     git stash; python tools/time_baselines.py --rate 0.5 --out /tmp/before; git stash pop
     python tools/time_baselines.py --compare /tmp/before /tmp/after
 
+Every AffProp fit of real_corel's Table 1 rows, one rate at a time (vifeat only once):
+
+    python tools/time_baselines.py --parts affprop --rate 0 --affprop-modes bitag,cmb,detscore,vifeat
+
 One thread (numba, BLAS), as real_corel's task processes run; each kernel compiled on a
 small problem before it is timed. Needs the development data (HMLKIT_SHARED_DATA or
 ../shared/data).
@@ -48,10 +52,10 @@ def run(rate, out, parts=PARTS, modes=("bitag", "cmb")):
         AffinityPropagationClustering(3, random_state=0).fit(np.random.default_rng(0).normal(size=(60, 3)))
         for mode in modes:
             X = make_input(mode, d, random_state=0)
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             est = AffinityPropagationClustering(k, random_state=0).fit(X)
-            print(f"AffProp {mode:6s} rate {rate}: {time.perf_counter() - t:6.1f} s, {est.n_runs_} runs, "
-                  f"{est.n_clusters_found_} clusters", flush=True)
+            print(f"AffProp {mode:8s} rate {rate}: {time.perf_counter() - t:6.1f} s (CPU "
+                  f"{time.process_time() - c:6.1f} s), {est.n_runs_} runs, {est.n_clusters_found_} clusters", flush=True)
             np.save(out / f"affprop_{mode}.npy", est.labels_)
     if "ccforest" in parts:
         X, Y = make_input("blm", d, random_state=0)
@@ -110,13 +114,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rate", type=float, default=0.5, help="share of Corel5k's tags removed (seed 0)")
     ap.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated, of {', '.join(PARTS)}")
+    ap.add_argument("--affprop-modes", default="bitag,cmb",
+                    help="input modes of the AffProp fits (real_corel runs bitag, cmb, detscore, and vifeat once)")
     ap.add_argument("--out", default="/tmp/hmlkit-time-baselines", help="folder for the labels and scores")
     ap.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"), help="compare two --out folders")
     a = ap.parse_args()
     if a.compare:
         compare(*a.compare)
     else:
-        run(a.rate, a.out, tuple(p for p in a.parts.split(",") if p))
+        run(a.rate, a.out, tuple(p for p in a.parts.split(",") if p),
+            modes=tuple(m for m in a.affprop_modes.split(",") if m))
 
 
 if __name__ == "__main__":
