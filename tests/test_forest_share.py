@@ -79,7 +79,7 @@ def test_real_corel_rows_share_a_forest_within_a_task_only(data):
     for n, (_, run) in rows.items():
         real._LAST_HML.clear()
         np.testing.assert_array_equal(run(d, d.n_groups, 1), shared[n], err_msg=n)
-    real._clustering_task(rows, list(rows), d, 1, 0.0)
+    real._clustering_task(d, rows, list(rows), 1, 0.0)
     assert real._LAST_HML == {}
 
 

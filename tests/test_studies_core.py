@@ -665,17 +665,22 @@ def _thread_vars():
     return tuple(os.environ.get(v) for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"))
 
 
-def test_real_study_tasks_run_one_thread_each_whatever_the_runner_set(monkeypatch):
-    """The runner gives a study of n_jobs cores thread variables of n_jobs; its task
+def _thread_cell(shared, i):
+    import numba
+
+    return _thread_vars() + (numba.get_num_threads(),)
+
+
+def test_cells_run_one_thread_each_whatever_the_runner_set(monkeypatch):
+    """The runner gives a study of n_jobs cores thread variables of n_jobs; its cell
     processes must not inherit them (n_jobs threads in each of n_jobs processes)."""
-    from joblib import delayed
+    from hmlkit.studies import cells
 
-    from hmlkit.studies import real
-
+    monkeypatch.setenv("HMLKIT_FIT_CACHE", "off")
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
         monkeypatch.setenv(var, "2")
-    got = list(real._task_pool(2)(delayed(_thread_vars)() for _ in range(4)))
-    assert got == [("1", "1", "1")] * 4
+    got = cells.run_cells(_thread_cell, None, [cells.Cell(None, (i,)) for i in range(4)], n_jobs=2, progress=False)
+    assert got == [["1", "1", "1", 1]] * 4
 
 
 # ------------------------------------------------------------------ sanity flags (issue 14)

@@ -5,7 +5,6 @@ these). Methods the paper lists but the kit lacks are rows with ``status = "not
 implemented"`` and the reason; their scores are NaN (never the paper's)."""
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import xarray as xr
@@ -27,7 +26,7 @@ from .methods import (
     completion_scores_for,
     hmlrf_labels,
 )
-from .progress import Progress
+from .cells import Cell, run_cells
 
 
 def clustering_scores(truth, labels):
@@ -74,35 +73,67 @@ def status_of(exc):
     return "error", f"{type(exc).__name__}: {exc}"
 
 
+def cell_forest(cfg):
+    """The forest settings a cell's fits run with: one thread each, since the cells
+    themselves run side by side (:mod:`hmlkit.studies.cells`)."""
+    return {**cfg.forest_params, "n_jobs": 1}
+
+
+def _forest_key(fp):
+    return {k: v for k, v in fp.items() if k != "n_jobs"}
+
+
+def cell_cost(data, what, fp=None):
+    """A cell's description for the cost model: its method, the data's size, its trees."""
+    d = 0 if getattr(data, "X", None) is None else int(np.asarray(data.X).shape[1])
+    return {"what": str(what), "data": str(getattr(data, "name", "")), "n": int(data.n_samples), "d": d,
+            "m": int(data.Y.shape[1]), "trees": int(fp["n_estimators"]) if fp else 0}
+
+
+def _failed(res):
+    return isinstance(res, list) and len(res) == 3 and res[0] == "failed"
+
+
+def _clustering_cell(data, key, mode, seed, forest_params, method_params):
+    """One (row, fold) of Tables 1-2: the row's scores, or ["failed", status, reason]."""
+    try:
+        labels = cluster_labels(key, mode, data, data.n_groups, seed, forest_params, method_params)
+        return clustering_scores(data.groups, labels)
+    except Exception as exc:  # recorded in the table, never hidden
+        return ["failed", *status_of(exc)]
+
+
 def clustering_grid(data, rows, cfg, progress=True):
-    """Run every (mode, method) row over the folds.
+    """Run every (mode, method) row over the folds, each (row, fold) a cell
+    (:func:`hmlkit.studies.cells.run_cells`).
 
     ``rows``: list of (mode, key, label, paper_status, paper_values) as in
     :mod:`hmlkit.studies.paper_values` (TABLE1/TABLE2).
     Returns ``score(row, metric, fold)``, ``paper(row, metric)`` and per-row
-    ``status``/``reason``/``paper_status``/``mode``/``method``/``label`` coords.
+    ``status``/``reason``/``paper_status``/``mode``/``method``/``label`` coords. A row that
+    fails in a fold is reported with the first such fold's reason and NaN scores.
     """
-    k = data.n_groups
     seeds = cfg.seeds()
+    fp = cell_forest(cfg)
+    cells = [Cell({"row": f"{mode}/{key}", "seed": s, "forest": _forest_key(fp), "params": cfg.method_params},
+                  (key, mode, s, fp, cfg.method_params), f"  {mode:>8s} {label:<16s} fold={f}",
+                  cell_cost(data, f"{mode}/{key}", fp))
+             for mode, key, label, _ps, _pv in rows for f, s in enumerate(seeds)]
+    out = run_cells(_clustering_cell, data, cells, n_jobs=cfg.n_jobs, desc="methods x folds", progress=progress,
+                    describe=lambda c, r: c.label + (f" {r[1]}: {r[2]}" if _failed(r) else f" NMI={r[1]:.3f}"))
     score = np.full((len(rows), len(SCORE_METRICS), len(seeds)), np.nan)
     status, reason = [], []
-    bar = Progress(len(rows), "methods", enabled=progress)
-    for i, (mode, key, label, _ps, _pvals) in enumerate(rows):
+    for i in range(len(rows)):
         st, why = "measured", ""
-        t0 = time.time()
-        for f, s in enumerate(seeds):
-            try:
-                labels = cluster_labels(key, mode, data, k, s, cfg.forest_params, cfg.method_params)
-                score[i, :, f] = clustering_scores(data.groups, labels)
-            except Exception as exc:  # recorded in the table, never hidden
-                st, why = status_of(exc)
+        for f in range(len(seeds)):
+            res = out[i * len(seeds) + f]
+            if _failed(res):
+                st, why = res[1], res[2]
                 score[i] = np.nan
                 break
+            score[i, :, f] = res
         status.append(st)
         reason.append(why)
-        nmi = np.nanmean(score[i, 1]) if st == "measured" else float("nan")
-        bar.step(f"  {mode:>8s} {label:<16s} {st:<16s} NMI={nmi:.3f}  ({time.time() - t0:.1f}s) {why}")
-    bar.close()
     keys = [f"{r[0]}/{r[1]}" for r in rows]
     ds = xr.Dataset(
         {"score": (("row", "metric", "fold"), score),
@@ -127,34 +158,49 @@ def filter_rows(rows, methods):
     return [r for r in rows if r[1] in methods or f"{r[0]}/{r[1]}" in methods]
 
 
+def _nmi_cell(data, variant, rate, seed):
+    """One (variant, sparseness, fold) of an NMI sweep: its scores, or ["failed", status, reason]."""
+    d = sparsify(data, rate, random_state=seed)
+    try:
+        return clustering_scores(data.groups, variant(d, data.n_groups, seed))
+    except Exception as exc:
+        return ["failed", *status_of(exc)]
+
+
 def nmi_grid(data, variants, sparseness, cfg, progress=True):
-    """NMI-style sweep: every variant x sparseness x fold -> ``score(variant, sparseness, metric, fold)``.
+    """NMI-style sweep: every variant x sparseness x fold -> ``score(variant, sparseness, metric, fold)``,
+    each one a cell (:func:`hmlkit.studies.cells.run_cells`).
 
     ``variants``: {name: callable(data, n_clusters, seed) -> labels}. A callable raising
-    ``NotImplementedError`` marks its variant "not implemented"."""
+    ``NotImplementedError`` marks its variant "not implemented". A variant with a
+    ``cell_key()`` (:func:`table_variant`, :func:`hmlrf_variant`) is stored when done, so a
+    rerun does not fit it again; another callable is always run."""
     names = list(variants)
     seeds = cfg.seeds()
     score = np.full((len(names), len(sparseness), len(SCORE_METRICS), len(seeds)), np.nan)
     status = ["measured"] * len(names)
     reason = [""] * len(names)
-    bar = Progress(len(sparseness) * len(seeds) * len(names), "variants x sparseness x folds", enabled=progress)
+    at, cells = [], []
     for j, rate in enumerate(sparseness):
         for f, s in enumerate(seeds):
-            d = sparsify(data, rate, random_state=s)
             for i, name in enumerate(names):
-                if status[i] != "measured":
-                    bar.step()
-                    continue
-                t0 = time.time()
-                try:
-                    labels = variants[name](d, data.n_groups, s)
-                    score[i, j, :, f] = clustering_scores(data.groups, labels)
-                except Exception as exc:
-                    status[i], reason[i] = status_of(exc)
-                    score[i] = np.nan
-                bar.step(f"  sparseness={rate:.2f} fold={f} {name:<18s} NMI={score[i, j, 1, f]:.3f} "
-                         f"({time.time() - t0:.1f}s) {reason[i]}")
-    bar.close()
+                v = variants[name]
+                key = v.cell_key() if hasattr(v, "cell_key") else None
+                at.append((i, j, f))
+                cells.append(Cell(None if key is None else {"variant": key, "rate": float(rate), "seed": s},
+                                  (v, float(rate), s), f"  sparseness={rate:.2f} fold={f} {name:<18s}",
+                                  cell_cost(data, getattr(v, "what", name), getattr(v, "forest_params", None))))
+    out = run_cells(_nmi_cell, data, cells, n_jobs=cfg.n_jobs, desc="variants x sparseness x folds",
+                    progress=progress,
+                    describe=lambda c, r: c.label + (f" {r[1]}: {r[2]}" if _failed(r) else f" NMI={r[1]:.3f}"))
+    for (i, j, f), res in zip(at, out):  # in the order of the loops: the first failure says why
+        if status[i] != "measured":
+            continue
+        if _failed(res):
+            status[i], reason[i] = res[1], res[2]
+            score[i] = np.nan
+            continue
+        score[i, j, :, f] = res
     return restricted(xr.Dataset(
         {"score": (("variant", "sparseness", "metric", "fold"), score)},
         coords={"variant": names, "sparseness": list(sparseness), "metric": list(SCORE_METRICS),
@@ -162,14 +208,39 @@ def nmi_grid(data, variants, sparseness, cfg, progress=True):
     ), cfg)
 
 
+class _Variant:
+    """A sweep variant that names itself (``cell_key``), so that its finished cells are stored."""
+
+    def __init__(self, what, key, fn, forest_params):
+        self.what, self._key, self.fn, self.forest_params = what, key, fn, forest_params
+
+    def cell_key(self):
+        return self._key
+
+    def __call__(self, d, k, s):
+        return self.fn(d, k, s)
+
+
+def _table_fit(key, mode, forest_params, method_params):
+    return lambda d, k, s: cluster_labels(key, mode, d, k, s, forest_params, method_params)
+
+
+def _hmlrf_fit(forest_params, variant):
+    return lambda d, k, s: hmlrf_labels(d, k, s, forest_params, **variant)
+
+
 def table_variant(key, mode, cfg):
     """A clustering row of the tables as an ``nmi_grid`` variant."""
-    return lambda d, k, s: cluster_labels(key, mode, d, k, s, cfg.forest_params, cfg.method_params)
+    fp = cell_forest(cfg)
+    return _Variant(f"{mode}/{key}", {"table": f"{mode}/{key}", "forest": _forest_key(fp),
+                                      "params": cfg.method_params},
+                    _table_fit(key, mode, fp, cfg.method_params), fp)
 
 
 def hmlrf_variant(cfg, **variant):
     """HML-RF with forest parameters changed (``hierarchy=False``, ``correlations=False``...)."""
-    return lambda d, k, s: hmlrf_labels(d, k, s, cfg.forest_params, **variant)
+    fp = cell_forest(cfg)
+    return _Variant("hmlrf", {"hmlrf": variant, "forest": _forest_key(fp)}, _hmlrf_fit(fp, variant), fp)
 
 
 def relative_drop(nmi):
@@ -178,34 +249,54 @@ def relative_drop(nmi):
     return (base - nmi) / base
 
 
+def _tau_cell(data, taus, seed, min_samples_leaf):
+    """Fig 8's tau points of one fold: one forest of max(taus) trees, its first t trees per point."""
+    forest = HMLForest(n_estimators=int(max(taus)), min_samples_leaf=min_samples_leaf, random_state=seed,
+                       n_jobs=1).fit(data.X, data.Y, layers=data.layers)
+    leaves = forest.apply(data.X)
+    out = []
+    for t in taus:
+        A = leaf_affinity(np.ascontiguousarray(leaves[:, :int(t)]))
+        out.append(clustering_scores(data.groups, spectral_from_affinity(A, data.n_groups, random_state=seed)))
+    return out
+
+
+def _phi_cell(data, seed, forest_params):
+    return clustering_scores(data.groups, hmlrf_labels(data, data.n_groups, seed, forest_params))
+
+
 def tau_phi_grid(data, taus, phis, cfg, progress=True):
     """Fig 8: NMI of HML-RF vs forest size tau and leaf size phi.
 
     tau: one forest of max(tau) trees per fold; the first t trees give the tau = t point
     (trees are independent, so a forest's first t trees are a t-tree forest with the same
-    seed stream). phi: a forest of ``cfg.n_estimators`` trees per value.
+    seed stream): one cell per fold. phi: a forest of ``cfg.n_estimators`` trees per value
+    and fold, each a cell.
     """
     taus, phis = sweep(taus), sweep(phis)
     seeds = cfg.seeds()
-    k = data.n_groups
+    fp = cell_forest(cfg)
+    tau_cells = [Cell({"taus": taus, "seed": s, "phi": cfg.min_samples_leaf}, (taus, s, cfg.min_samples_leaf),
+                      f"  fold={f} tau={','.join(map(str, taus))}",
+                      {**cell_cost(data, "hmlrf_forest_spectral", {"n_estimators": max(taus)}),
+                       "trees_from": "taus"})
+                 for f, s in enumerate(seeds)]
+    phi_fp = [dict(fp, min_samples_leaf=int(phi)) for phi in phis]
+    phi_cells = [Cell({"forest": _forest_key(p), "seed": s}, (s, p), f"  fold={f} phi={p['min_samples_leaf']:<3d}",
+                      cell_cost(data, "hmlrf", p))
+                 for f, s in enumerate(seeds) for p in phi_fp]
+    nmi = SCORE_METRICS.index("nmi")
+    tau_out = run_cells(_tau_cell, data, tau_cells, n_jobs=cfg.n_jobs, desc="tau forests x folds",
+                        progress=progress,
+                        describe=lambda c, r: c.label + " NMI=" + ",".join(f"{x[nmi]:.3f}" for x in r))
+    phi_out = run_cells(_phi_cell, data, phi_cells, n_jobs=cfg.n_jobs, desc="phi points x folds",
+                        progress=progress, describe=lambda c, r: c.label + f" NMI={r[nmi]:.3f}")
     tau_score = np.full((len(taus), len(SCORE_METRICS), len(seeds)), np.nan)
     phi_score = np.full((len(phis), len(SCORE_METRICS), len(seeds)), np.nan)
-    bar = Progress(len(seeds) * (len(taus) + len(phis)), "tau and phi points x folds", enabled=progress)
-    for f, s in enumerate(seeds):
-        forest = HMLForest(n_estimators=int(max(taus)), min_samples_leaf=cfg.min_samples_leaf,
-                           random_state=s, n_jobs=cfg.n_jobs).fit(data.X, data.Y, layers=data.layers)
-        leaves = forest.apply(data.X)
-        for i, t in enumerate(taus):
-            A = leaf_affinity(np.ascontiguousarray(leaves[:, :int(t)]))
-            labels = spectral_from_affinity(A, k, random_state=s)
-            tau_score[i, :, f] = clustering_scores(data.groups, labels)
-            bar.step(f"  fold={f} tau={t:<5d} NMI={tau_score[i, 1, f]:.3f}")
-        for i, phi in enumerate(phis):
-            params = dict(cfg.forest_params, min_samples_leaf=int(phi))
-            labels = hmlrf_labels(data, k, s, params)
-            phi_score[i, :, f] = clustering_scores(data.groups, labels)
-            bar.step(f"  fold={f} phi={phi:<3d} NMI={phi_score[i, 1, f]:.3f}")
-    bar.close()
+    for f in range(len(seeds)):
+        tau_score[:, :, f] = tau_out[f]
+        for i in range(len(phis)):
+            phi_score[i, :, f] = phi_out[f * len(phis) + i]
     paper_tau = [pv.FIG8_POINTS["tau"].get(int(t), np.nan) for t in taus]
     paper_phi = [pv.FIG8_POINTS["phi"].get(int(p), np.nan) for p in phis]
     return xr.Dataset(
@@ -231,14 +322,27 @@ def _gc_clusters(cfg):
     return None if k is None else int(k)
 
 
+def _completion_cell(datasets, name, key, seed, hidden_fraction, n_clusters, cfg):
+    """One (data set, row, fold) of Tables 6-8: scores(measure, N), or ["failed", status, reason]."""
+    observed, hidden = hide_tags(datasets[name], frac=hidden_fraction, random_state=seed)
+    try:
+        sc = completion_scores_for(key, observed, n_clusters, seed, cfg)
+        res = completion_scores(sc, observed.Y, hidden, N=NS)
+        return [[res[f"{meas}@{n}"] for n in NS] for meas in MEASURES]
+    except Exception as exc:
+        return ["failed", *status_of(exc)]
+
+
 def completion_grid(datasets, rows, cfg, hidden_fraction=0.4, progress=True):
-    """Tables 6-8: every completion row x data set x fold.
+    """Tables 6-8: every completion row x data set x fold, each a cell.
 
     Each fold hides ``hidden_fraction`` of every sample's observed tags (the paper's
     60/40 split, Sec 4.1) and scores the recovered tags against the hidden ones.
     ``datasets``: {name: TaggedData}. Returns ``score(dataset, row, measure, N, fold)``,
     ``paper(dataset, row, measure, N)`` (NaN for data sets the paper did not use) and
     ``status(dataset, row)`` / ``reason(dataset, row)``."""
+    from dataclasses import replace
+
     names = list(datasets)
     keys = [r[0] for r in rows]
     seeds = cfg.seeds()
@@ -247,33 +351,35 @@ def completion_grid(datasets, rows, cfg, hidden_fraction=0.4, progress=True):
     reason = np.full((len(names), len(keys)), "", dtype=object)
     paper = np.full((len(names), len(keys), len(MEASURES), len(NS)), np.nan)
     ptab = pv.completion_table()
-    bar = Progress(len(names) * len(seeds) * len(keys), "data sets x folds x rows", enabled=progress)
+    one = replace(cfg, n_jobs=1)
+    fp = cell_forest(cfg)
+    at, cells = [], []
     for a, name in enumerate(names):
         data = datasets[name]
         for b, key in enumerate(keys):
             if name in ptab and key in ptab[name]:
                 paper[a, b] = np.array([ptab[name][key][m] for m in MEASURES])
+        # GC rows need a cluster count: the ground-truth one when the data set has groups,
+        # else the study's ``gc_clusters``
+        k = data.n_groups if data.n_groups is not None else _gc_clusters(cfg)
         for f, s in enumerate(seeds):
-            observed, hidden = hide_tags(data, frac=hidden_fraction, random_state=s)
             for b, key in enumerate(keys):
-                if status[a, b] != "measured":
-                    bar.step()
-                    continue
-                t0 = time.time()
-                try:
-                    # GC rows need a cluster count: the ground-truth one when the data
-                    # set has groups, else the study's ``gc_clusters``
-                    k = data.n_groups if data.n_groups is not None else _gc_clusters(cfg)
-                    sc = completion_scores_for(key, observed, k, s, cfg)
-                    res = completion_scores(sc, observed.Y, hidden, N=NS)
-                    for c, meas in enumerate(MEASURES):
-                        score[a, b, c, :, f] = [res[f"{meas}@{n}"] for n in NS]
-                except Exception as exc:
-                    status[a, b], reason[a, b] = status_of(exc)
-                    score[a, b] = np.nan
-                bar.step(f"  {name:<10s} fold={f} {key:<16s} AP@1={score[a, b, 0, 0, f]:.3f} "
-                         f"({time.time() - t0:.1f}s) {reason[a, b]}")
-    bar.close()
+                at.append((a, b, f))
+                cells.append(Cell({"dataset": name, "row": key, "seed": s, "hidden": float(hidden_fraction),
+                                   "k": k, "forest": _forest_key(fp), "params": cfg.method_params},
+                                  (name, key, s, float(hidden_fraction), k, one),
+                                  f"  {name:<10s} fold={f} {key:<16s}", cell_cost(data, key, fp)))
+    out = run_cells(_completion_cell, datasets, cells, n_jobs=cfg.n_jobs, desc="data sets x folds x rows",
+                    progress=progress,
+                    describe=lambda c, r: c.label + (f" {r[1]}: {r[2]}" if _failed(r) else f" AP@1={r[0][0]:.3f}"))
+    for (a, b, f), res in zip(at, out):  # in the order of the loops: the first failure says why
+        if status[a, b] != "measured":
+            continue
+        if _failed(res):
+            status[a, b], reason[a, b] = res[1], res[2]
+            score[a, b] = np.nan
+            continue
+        score[a, b, :, :, f] = res
     return restricted(xr.Dataset(
         {"score": (("dataset", "row", "measure", "N", "fold"), score),
          "paper": (("dataset", "row", "measure", "N"), paper),
@@ -340,21 +446,30 @@ def components_study(data, cfg, progress=True):
     return ds
 
 
+def _hmlrf_cell(datasets, name, seed, forest_params):
+    """HML-RF's scores on ``datasets[name]`` (scored against its own ground truth)."""
+    d = datasets[name]
+    return clustering_scores(d.groups, hmlrf_labels(d, d.n_groups, seed, forest_params))
+
+
 def depth_study(data, cfg, progress=True):
-    """Table 4: HML-RF on ``n_layers`` estimated hierarchy layers (Sec 4.1) -> ``score(n_layers, metric, fold)``."""
+    """Table 4: HML-RF on ``n_layers`` estimated hierarchy layers (Sec 4.1) -> ``score(n_layers, metric, fold)``;
+    each (depth, fold) a cell."""
     layers = sweep(cfg["n_layers"])
     seeds = cfg.seeds()
-    score = np.full((len(layers), len(SCORE_METRICS), len(seeds)), np.nan)
+    fp = cell_forest(cfg)
     sizes = np.zeros((len(layers), max(int(L) for L in layers)), dtype=np.int64)  # tags per estimated layer
-    bar = Progress(len(layers) * len(seeds), "depths x folds", enabled=progress)
+    by_depth = {}
     for i, L in enumerate(layers):
-        d = with_layers(data, int(L), random_state=cfg.seed)
+        d = by_depth[str(L)] = with_layers(data, int(L), random_state=cfg.seed)
         sizes[i, :len(d.layers)] = [len(l) for l in d.layers]
-        for f, s in enumerate(seeds):
-            t0 = time.time()
-            score[i, :, f] = clustering_scores(data.groups, hmlrf_labels(d, data.n_groups, s, cfg.forest_params))
-            bar.step(f"  layers={L} fold={f} NMI={score[i, 1, f]:.3f} ({time.time() - t0:.1f}s)")
-    bar.close()
+    cells = [Cell({"layers": int(L), "seed": s, "forest": _forest_key(fp)}, (str(L), s, fp),
+                  f"  layers={L} fold={f}", cell_cost(data, "hmlrf", fp))
+             for L in layers for f, s in enumerate(seeds)]
+    nmi = SCORE_METRICS.index("nmi")
+    out = run_cells(_hmlrf_cell, by_depth, cells, n_jobs=cfg.n_jobs, desc="depths x folds", progress=progress,
+                    describe=lambda c, r: c.label + f" NMI={r[nmi]:.3f}")
+    score = np.asarray(out, dtype=float).reshape(len(layers), len(seeds), len(SCORE_METRICS)).transpose(0, 2, 1)
     paper = _pad_paper([pv.TABLE4.get(int(L), (np.nan,) * 5) for L in layers])
     return xr.Dataset({"score": (("n_layers", "metric", "fold"), score), "paper": (("n_layers", "metric"), paper),
                        "layer_size": (("n_layers", "layer"), sizes)},
@@ -363,27 +478,29 @@ def depth_study(data, cfg, progress=True):
 
 
 def abstractness_study(datasets, cfg, progress=True):
-    """Table 5: HML-RF with 1-layer most-specific tags vs the 2-layer hierarchy, per data set.
+    """Table 5: HML-RF with 1-layer most-specific tags vs the 2-layer hierarchy, per data set;
+    each (data set, structure, fold) a cell.
 
     ``datasets``: {name: TaggedData with its 2-layer hierarchy}."""
     names = list(datasets)
     structures = ("specific", "hierarchy")
     seeds = cfg.seeds()
-    score = np.full((len(names), 2, len(SCORE_METRICS), len(seeds)), np.nan)
+    fp = cell_forest(cfg)
     paper = np.full((len(names), 2, len(SCORE_METRICS)), np.nan)
-    bar = Progress(len(names) * 2 * len(seeds), "data sets x structures x folds", enabled=progress)
+    inputs, cells = {}, []
     for a, name in enumerate(names):
         data = datasets[name]
         if name in pv.TABLE5:
             paper[a] = _pad_paper([pv.TABLE5[name][s] for s in structures])
-        for b, d in enumerate((specific_only(data), data)):
-            for f, s in enumerate(seeds):
-                t0 = time.time()
-                score[a, b, :, f] = clustering_scores(data.groups,
-                                                      hmlrf_labels(d, data.n_groups, s, cfg.forest_params))
-                bar.step(f"  {name} {structures[b]:<9s} fold={f} NMI={score[a, b, 1, f]:.3f} "
-                         f"({time.time() - t0:.1f}s)")
-    bar.close()
+        for st, d in zip(structures, (specific_only(data), data)):
+            inputs[f"{name}/{st}"] = d
+            cells += [Cell({"dataset": name, "structure": st, "seed": s, "forest": _forest_key(fp)},
+                           (f"{name}/{st}", s, fp), f"  {name} {st:<9s} fold={f}", cell_cost(d, "hmlrf", fp))
+                      for f, s in enumerate(seeds)]
+    nmi = SCORE_METRICS.index("nmi")
+    out = run_cells(_hmlrf_cell, inputs, cells, n_jobs=cfg.n_jobs, desc="data sets x structures x folds",
+                    progress=progress, describe=lambda c, r: c.label + f" NMI={r[nmi]:.3f}")
+    score = np.asarray(out, dtype=float).reshape(len(names), 2, len(seeds), len(SCORE_METRICS)).transpose(0, 1, 3, 2)
     return xr.Dataset({"score": (("dataset", "structure", "metric", "fold"), score),
                        "paper": (("dataset", "structure", "metric"), paper)},
                       coords={"dataset": names, "structure": list(structures), "metric": list(SCORE_METRICS),

@@ -24,7 +24,7 @@ from ..metrics import completion_scores
 from . import paper_values as pv
 from .config import HUB_RATIO
 from .data import supervised_ceiling
-from .progress import Progress
+from .cells import Cell, run_cells
 
 METRICS = pv.CLUSTER_METRICS
 # the one clustering row that switches a fix off on purpose (the claims judge the
@@ -145,19 +145,16 @@ def _per_task(cfg):
     return replace(cfg, n_jobs=1) if cfg.n_jobs > 1 else cfg
 
 
-def _task_pool(n_jobs):
-    """``joblib.Parallel`` over ``n_jobs`` task processes with one thread per pool each (BLAS,
-    OpenMP, numba, and torch, which follows OMP_NUM_THREADS). Without the limit, loky passes
-    on the runner's thread variables (``n_jobs`` for a study given every core), so each
-    process ran ``n_jobs`` threads on ``n_jobs`` busy cores: in the 64-minute standard run a
-    DCCA fit took 113 s against 11 s alone, an HML-RF fit 30-40 s against 4-6 s."""
-    from joblib import Parallel, parallel_config
+def _cell_key(cfg):
+    """What a task's result depends on beside its rows, seed and rate: the run's settings
+    (every parameter but the thread count and the output folders)."""
+    import json
 
-    with parallel_config(backend="loky", inner_max_num_threads=1):
-        return Parallel(n_jobs=n_jobs, return_as="generator")
+    params = json.loads(cfg.as_attrs()["parameters"])
+    return {k: v for k, v in params.items() if k not in ("n_jobs", "results_dir", "figures_dir")}
 
 
-def _clustering_task(rows, names, data, seed, rate):
+def _clustering_task(data, rows, names, seed, rate):
     """Fit the rows ``names`` on ``data`` with ``rate`` of its tags removed (seed ``seed``).
     Per row ("measured", scores, largest cluster, seconds) or ("failed", status, reason)."""
     from .grids import status_of
@@ -190,12 +187,11 @@ def clustering_study(data, cfg, rows=None, part="all", progress=True):
     (as in Tables 1-2). A row on visual features alone is fitted once per seed, since
     removing tags does not change its input. Table 1's rows (``mode/method``) run on
     the first ``cfg["table1_folds"]`` seeds only (all when None; their other folds stay
-    NaN); the profile says how many. Each (seed, rate) is one task, ``cfg["n_jobs"]``
-    tasks at a time in separate processes; every fit is seeded, so the result does not
-    depend on the number of jobs.
+    NaN); the profile says how many. The kit's rows of each (seed, rate) are one cell
+    (they share a forest), each Table 1 row another (:mod:`hmlkit.studies.cells`: local
+    processes or a Dask cluster, stored when done); every fit is seeded, so the result does
+    not depend on where or how many at once.
     """
-    from joblib import delayed
-
     rows = clustering_rows(_per_task(cfg), part) if rows is None else rows
     names = list(rows)
     rates = list(cfg["sparseness"])
@@ -204,33 +200,42 @@ def clustering_study(data, cfg, rows=None, part="all", progress=True):
     tasks = []  # (fold, rate index or None for the tag-free rows, names)
     for f, s in enumerate(seeds):
         run = [n for n in names if f < n_t1 or not _is_table1(n)]
-        tasks.append((f, None, [n for n in run if _tag_free(n)]))
-        tasks += [(f, r, [n for n in run if not _tag_free(n)]) for r in range(len(rates))]
+        # a Table 1 row is a cell of its own (some take minutes); the kit's rows of a (seed,
+        # rate) share one cell, as they share a forest
+        tasks.append((f, None, [n for n in run if _tag_free(n) and not _is_table1(n)]))
+        tasks += [(f, None, [n]) for n in run if _tag_free(n) and _is_table1(n)]
+        for r in range(len(rates)):
+            tasks.append((f, r, [n for n in run if not _tag_free(n) and not _is_table1(n)]))
+            tasks += [(f, r, [n]) for n in run if not _tag_free(n) and _is_table1(n)]
     tasks = [t for t in tasks if t[2]]
-    results = _task_pool(cfg.n_jobs)(
-        delayed(_clustering_task)(rows, part, data, seeds[f], 0.0 if r is None else rates[r])
-        for f, r, part in tasks)
+    base = _cell_key(cfg)
+    cells = [Cell({"settings": base, "rows": names_, "seed": seeds[f], "rate": 0.0 if r is None else float(rates[r])},
+                  (rows, names_, seeds[f], 0.0 if r is None else rates[r]),
+                  f"  seed={seeds[f]} {'any rate' if r is None else f'removed={rates[r]:.2f}'}: {len(names_)} rows",
+                  {"what": "+".join(names_), "data": str(data.name), "n": int(data.n_samples), "d": int(data.X.shape[1]),
+                   "m": int(data.Y.shape[1]), "trees": int(cfg.n_estimators)})
+             for f, r, names_ in tasks]
+    results = run_cells(_clustering_task, data, cells, n_jobs=cfg.n_jobs, desc="clustering seeds x rates",
+                        progress=progress)
 
     score = np.full((len(names), len(rates), len(METRICS), len(seeds)), np.nan)
     largest = np.full((len(names), len(rates), len(seeds)), np.nan)
     n_found = np.full((len(names), len(rates), len(seeds)), np.nan)
     status, reason = {n: "measured" for n in names}, {n: "" for n in names}
-    bar = Progress(sum(len(t[2]) for t in tasks), "clustering rows x seeds x rates", enabled=progress)
     for (f, r, _part), out in zip(tasks, results):
         at = slice(None) if r is None else r  # a tag-free row's one fit stands for every rate
         for name, res in out.items():
             i = names.index(name)
             if res[0] == "failed":
                 status[name], reason[name] = res[1], res[2]
-                bar.step()
                 continue
             score[i, at, :, f] = res[1]
             largest[i, at, f] = res[2]
             n_found[i, at, f] = res[4]
-            where = "any rate" if r is None else f"removed={rates[r]:.2f}"
-            bar.step(f"  seed={seeds[f]} {where:<13s} {name:<20s} NMI={res[1][METRICS.index('nmi')]:.3f} "
-                     f"largest={res[2]} ({res[3]:.1f}s)")
-    bar.close()
+            if progress:
+                where = "any rate" if r is None else f"removed={rates[r]:.2f}"
+                print(f"  seed={seeds[f]} {where:<13s} {name:<20s} NMI={res[1][METRICS.index('nmi')]:.3f} "
+                      f"largest={res[2]} ({res[3]:.1f}s)", flush=True)
     for name in names:  # a row that failed anywhere is reported as failed, never half-measured
         if status[name] != "measured":
             score[names.index(name)], largest[names.index(name)], n_found[names.index(name)] = np.nan, np.nan, np.nan
@@ -299,14 +304,14 @@ def _is_table1_gc(key):
     return key.endswith("_gc") and key != "hmlrf_gc"
 
 
-def _completion_task(rows, keys, data, n_clusters, seed, hidden_fraction, with_gc):
+def _completion_task(datasets, rows, keys, name, n_clusters, seed, hidden_fraction, with_gc):
     """Every completion row (``keys``) on ``data`` with ``hidden_fraction`` of its tags hidden
     (seed ``seed``); the X(GC) rows only ``with_gc``. Per row ("measured", scores(measure, N),
     seconds), ("failed", status, reason) or None (not run on this seed)."""
     from .grids import status_of
 
     meas, ns = list(pv.COMPLETION_MEASURES), list(pv.COMPLETION_N)
-    obs, hidden = hide_tags(data, frac=hidden_fraction, random_state=seed)
+    obs, hidden = hide_tags(datasets[name], frac=hidden_fraction, random_state=seed)
     out = {}
     for key in keys:
         if _is_table1_gc(key) and not with_gc:
@@ -328,10 +333,8 @@ def completion_study(datasets, cfg, rows=None, hidden_fraction=0.4, progress=Tru
     cannot run on a data set (the X(GC) rows need ground-truth groups for their number of
     clusters) keeps NaN and says why in ``cstatus`` / ``creason``. The X(GC) rows of
     Table 1's methods run on the first ``cfg["table1_folds"]`` seeds, as in
-    :func:`clustering_study`. Each (data set, seed) is one task, ``cfg.n_jobs`` at a time
-    in separate processes (seeded: the result does not depend on the number of jobs)."""
-    from joblib import delayed
-
+    :func:`clustering_study`. Each (data set, seed) is one cell (:mod:`hmlkit.studies.cells`;
+    seeded: the result does not depend on where it runs)."""
     rows = completion_rows(_per_task(cfg)) if rows is None else rows
     names, keys, seeds = list(datasets), list(rows), cfg.seeds()
     meas, ns = list(pv.COMPLETION_MEASURES), list(pv.COMPLETION_N)
@@ -340,25 +343,32 @@ def completion_study(datasets, cfg, rows=None, hidden_fraction=0.4, progress=Tru
     status = np.full((len(names), len(keys)), "measured", dtype=object)
     reason = np.full((len(names), len(keys)), "", dtype=object)
     tasks = [(a, f) for a in range(len(names)) for f in range(len(seeds))]
-    results = _task_pool(cfg.n_jobs)(
-        delayed(_completion_task)(rows, keys, datasets[names[a]], datasets[names[a]].n_groups, seeds[f],
-                                  hidden_fraction, f < n_t1) for a, f in tasks)
-    bar = Progress(len(tasks) * len(keys), "completion data sets x seeds x rows", enabled=progress)
+    base = _cell_key(cfg)
+    cells = [Cell({"settings": base, "dataset": names[a], "rows": keys, "seed": seeds[f],
+                   "hidden": float(hidden_fraction), "gc": f < n_t1},
+                  (rows, keys, names[a], datasets[names[a]].n_groups, seeds[f], hidden_fraction, f < n_t1),
+                  f"  {names[a]:<9s} seed={seeds[f]}: {len(keys)} completion rows",
+                  {"what": "completion", "data": names[a], "n": int(datasets[names[a]].n_samples),
+                   "d": int(datasets[names[a]].X.shape[1]), "m": int(datasets[names[a]].Y.shape[1]),
+                   "trees": int(cfg.n_estimators)})
+             for a, f in tasks]
+    results = run_cells(_completion_task, datasets, cells, n_jobs=cfg.n_jobs, desc="completion data sets x seeds",
+                        progress=progress)
     for (a, f), out in zip(tasks, results):
         for b, key in enumerate(keys):
             res = out[key]
             if res is None:
-                bar.step()
                 continue
             if res[0] == "failed":
                 if status[a, b] == "measured":  # the first failure (data set, seed order) says why
                     status[a, b], reason[a, b] = res[1], res[2]
-                bar.step(f"  {names[a]:<9s} seed={seeds[f]} {key:<16s} {res[1]}: {res[2]}")
+                if progress:
+                    print(f"  {names[a]:<9s} seed={seeds[f]} {key:<16s} {res[1]}: {res[2]}", flush=True)
                 continue
             score[a, b, :, :, f] = res[1]
-            bar.step(f"  {names[a]:<9s} seed={seeds[f]} {key:<16s} AP@1={score[a, b, 0, 0, f]:.3f} "
-                     f"({res[2]:.1f}s)")
-    bar.close()
+            if progress:
+                print(f"  {names[a]:<9s} seed={seeds[f]} {key:<16s} AP@1={score[a, b, 0, 0, f]:.3f} "
+                      f"({res[2]:.1f}s)", flush=True)
     score[status != "measured"] = np.nan  # a row that failed anywhere is reported failed, never half-measured
     return xr.Dataset(
         {"completion": (("dataset", "crow", "measure", "N", "fold"), score),

@@ -38,6 +38,7 @@ from pathlib import Path
 import hmlkit
 from hmlkit._files import file_mode
 
+from . import cells
 from .config import jsonable
 from .keys import result_attrs
 from .sanity import with_flags
@@ -230,6 +231,7 @@ def save(ds, fig, cfg, data=None):
     if data is not None:
         ds.attrs["data"] = json.dumps(data.summary() if hasattr(data, "summary") else data, default=jsonable)
     ds.attrs.update(result_attrs())  # under the runner: the key this result was made with
+    ds.attrs.update(cells.take_ledger())  # each cell's size and CPU: the runner's cost model
     nc_path = Path(f"{cfg.results_dir}/{cfg.name}.nc")
     # the figure says what made it, as its result does (PNG text chunks)
     stamp = {"Software": f"hmlkit {hmlkit.__version__}",
