@@ -2,20 +2,17 @@
 at random) and tag completions (drawn at random, seeded), never picked for looks."""
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import xarray as xr
 
 from ..complete import HMLTagCompleter
 from ..data import hide_tags
 from ..metrics import completion_scores
+from .cells import Cell, run_cells
 from .config import SCORE_METRICS
 from .data import load_data, sparsify, with_layers
-from .grids import clustering_scores
+from .grids import cell_cost, clustering_scores
 from .methods import hmlrf_labels
-from .progress import Progress
-
 
 def _tags_of(Y, i, names, limit=8):
     idx = Y.indices[Y.indptr[i]:Y.indptr[i + 1]]
@@ -93,46 +90,65 @@ def completion_examples(data, scores, observed, hidden, n_examples=9, top=3, ran
     return obs.astype(str), gt.astype(str), pred.astype(str), hits
 
 
+def _cluster_cell(datasets, fname, seed, forest_params, n_cl, n_mem):
+    """One figure's HML-RF clustering and its example clusters, as plain lists."""
+    d = datasets[fname]
+    labels = hmlrf_labels(d, d.n_groups, seed, forest_params)
+    ex = cluster_examples(d, labels, n_cl, n_mem, random_state=seed)
+    return [clustering_scores(d.groups, labels)] + [np.asarray(a).tolist() for a in ex]
+
+
+def _completion_cell(datasets, name, seed, forest_params, n_ex):
+    """Fig 9 on one data set: HML-RF(AM)'s Coverage@3 and its example completions."""
+    d = datasets[name]
+    observed, hidden = hide_tags(d, frac=0.4, random_state=seed)
+    model = HMLTagCompleter(method="AM", random_state=seed, **forest_params)
+    model.fit(observed.X, observed.Y, layers=observed.layers)
+    scores = model.predict_scores()
+    cov3 = completion_scores(scores, observed.Y, hidden, N=(3,))["Coverage@3"]
+    return [float(cov3)] + [np.asarray(a).tolist() for a in completion_examples(d, scores, observed, hidden, n_ex,
+                                                                                 random_state=seed)]
+
+
 def examples_study(cfg, progress=True):
     """Figs 4, 7, 9 on the synthetic profiles (no images: the tags stand for the content).
 
     Fig 4: HML-RF clusters of ``nuswide`` (2 estimated layers); Fig 7: of ``trecvid`` with 50%
-    of tags removed; Fig 9: HML-RF(AM) top-3 completions on both."""
+    of tags removed; Fig 9: HML-RF(AM) top-3 completions on both. Each of the four fits is a
+    cell (:mod:`hmlkit.studies.cells`)."""
     n_cl, n_mem, n_ex = cfg["n_clusters_shown"], cfg["n_members_shown"], cfg["n_examples"]
     s = cfg.seed
     nus = with_layers(load_data("nuswide", cfg, random_state=s, groups=True), 2, random_state=s)
     trec = load_data("trecvid", cfg, random_state=s, groups=True)
     trec50 = sparsify(trec, 0.5, random_state=s)
     figs = {"fig4": nus, "fig7": trec50}
-    tags = np.full((2, n_cl, n_mem), "", dtype=object)
-    cons = np.full((2, n_cl, n_mem), -1, dtype=np.int8)
-    pur = np.full((2, n_cl), np.nan)
-    role, top = np.full((2, n_cl), "", dtype=object), np.full((2, n_cl), "", dtype=object)
-    size = np.zeros((2, n_cl), dtype=np.int64)
-    overall = np.full((2, len(SCORE_METRICS)), np.nan)
-    bar = Progress(4, "clusterings and completions", enabled=progress)
-    for a, (fname, d) in enumerate(figs.items()):
-        t0 = time.perf_counter()
-        labels = hmlrf_labels(d, d.n_groups, s, cfg.forest_params)
-        overall[a] = clustering_scores(d.groups, labels)
-        tags[a], cons[a], pur[a], role[a], size[a], top[a] = cluster_examples(d, labels, n_cl, n_mem, random_state=s)
-        bar.step(f"  {fname}: NMI={overall[a, 1]:.3f} ({time.perf_counter() - t0:.1f}s)")
     ex = {"trecvid": trec, "nuswide": nus}
-    obs = np.full((2, n_ex), "", dtype=object)
-    gt, pred = obs.copy(), obs.copy()
-    hits = np.full((2, n_ex), -1, dtype=np.int64)
-    cov3 = np.full(2, np.nan)
-
-    for a, (name, d) in enumerate(ex.items()):
-        t0 = time.perf_counter()
-        observed, hidden = hide_tags(d, frac=0.4, random_state=s)
-        model = HMLTagCompleter(method="AM", random_state=s, **cfg.forest_params)
-        model.fit(observed.X, observed.Y, layers=observed.layers)
-        scores = model.predict_scores()
-        cov3[a] = completion_scores(scores, observed.Y, hidden, N=(3,))["Coverage@3"]
-        obs[a], gt[a], pred[a], hits[a] = completion_examples(d, scores, observed, hidden, n_ex, random_state=s)
-        bar.step(f"  fig9 {name}: Coverage@3={cov3[a]:.3f} ({time.perf_counter() - t0:.1f}s)")
-    bar.close()
+    fp = {**cfg.forest_params, "n_jobs": 1}  # one thread a cell: the cells run side by side
+    fkey = {k: v for k, v in fp.items() if k != "n_jobs"}
+    shared = {**figs, **ex}
+    nmi = SCORE_METRICS.index("nmi")
+    clus = run_cells(_cluster_cell, shared, [
+        Cell({"figure": f, "seed": s, "forest": fkey, "shown": [n_cl, n_mem]}, (f, s, fp, n_cl, n_mem), f"  {f}:",
+             cell_cost(d, "hmlrf", fp)) for f, d in figs.items()],
+        n_jobs=cfg.n_jobs, desc="clusterings", progress=progress,
+        describe=lambda c, r: c.label + f" NMI={r[0][nmi]:.3f}")
+    comp = run_cells(_completion_cell, shared, [
+        Cell({"dataset": n, "seed": s, "forest": fkey, "shown": n_ex}, (n, s, fp, n_ex), f"  fig9 {n}:",
+             cell_cost(d, "hmlrf_am", fp)) for n, d in ex.items()],
+        n_jobs=cfg.n_jobs, desc="completions", progress=progress,
+        describe=lambda c, r: c.label + f" Coverage@3={r[0]:.3f}")
+    overall = np.array([c[0] for c in clus], dtype=float)
+    tags = np.array([c[1] for c in clus], dtype=object)
+    cons = np.array([c[2] for c in clus], dtype=np.int8)
+    pur = np.array([c[3] for c in clus], dtype=float)
+    role = np.array([c[4] for c in clus], dtype=object)
+    size = np.array([c[5] for c in clus], dtype=np.int64)
+    top = np.array([c[6] for c in clus], dtype=object)
+    cov3 = np.array([c[0] for c in comp], dtype=float)
+    obs = np.array([c[1] for c in comp], dtype=object)
+    gt = np.array([c[2] for c in comp], dtype=object)
+    pred = np.array([c[3] for c in comp], dtype=object)
+    hits = np.array([c[4] for c in comp], dtype=np.int64)
     return xr.Dataset(
         {"member_tags": (("figure", "cluster", "member"), tags.astype(str)),
          "member_consistent": (("figure", "cluster", "member"), cons),

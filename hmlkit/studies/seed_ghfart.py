@@ -13,7 +13,8 @@ from ..baselines.ghfart import GHFART
 from ..data import make_synthetic
 from ..metrics import clustering_scores
 from . import paper_values as pv
-from .config import seed_setup
+from .cells import Cell, run_cells
+from .config import _check_int, seed_setup
 from .progress import Progress
 
 PROFILES = {"quick": 1500, "standard": 6000, "paper": None}  # None = the full 17523-sample profile
@@ -23,10 +24,13 @@ VARIANTS = ["adaptive (aw)", "equal (ew)", "semi-supervised (SS)", "4 sequential
 TAG_WEIGHTS = [0.1, 0.3, 0.5, 0.7, 0.9]
 
 
-def setup(profile="quick", seed=0, results_dir="results", figures_dir="figures", n_seeds=3, vigilance=0.1):
-    """Checked parameters (``n_seeds``: presentation orders / data seeds)."""
+def setup(profile="quick", seed=0, results_dir="results", figures_dir="figures", n_seeds=3, vigilance=0.1,
+          n_jobs=1):
+    """Checked parameters (``n_seeds``: presentation orders / data seeds; ``n_jobs``: fits
+    at once, as cells)."""
     cfg = seed_setup("seed_ghfart", PROFILES, profile, seed, results_dir, figures_dir,
-                     n_seeds=n_seeds, vigilance=vigilance, n_samples=PROFILES.get(profile))
+                     n_seeds=n_seeds, vigilance=vigilance, n_samples=PROFILES.get(profile),
+                     n_jobs=_check_int("n_jobs", n_jobs))
     if isinstance(n_seeds, bool) or not (isinstance(n_seeds, int) and n_seeds >= 1):
         raise ValueError(f"n_seeds must be a positive integer, got {n_seeds!r}")
     if isinstance(vigilance, bool) or not isinstance(vigilance, (int, float)) or not 0 <= vigilance <= 1:
@@ -59,34 +63,52 @@ def semi_supervised(data, rs, vigilance, per_group=3):
     return GHFART(vigilance=vigilance, random_state=rs).fit(data.X, data.Y, seed_groups=seeds)
 
 
+def _variant_cell(_shared, variant, n, vig, seed):
+    """One variant on one data seed: (scores, ART clusters, the gamma trace of the adaptive one)."""
+    data = make_synthetic("nuswide", n_samples=n, random_state=seed)
+    if variant == VARIANTS[0]:
+        out = GHFART(vigilance=vig, random_state=seed).fit(data.X, data.Y)
+    elif variant == VARIANTS[1]:
+        out = GHFART(vigilance=vig, adaptive_weights=False, random_state=seed).fit(data.X, data.Y)
+    elif variant == VARIANTS[2]:
+        out = semi_supervised(data, seed, vig)
+    else:
+        out = sequential_subsets(data, seed, vig)
+    model, labels = out if isinstance(out, tuple) else (out, out.labels_)
+    trace = np.asarray(model.gamma_trace_, dtype=float).tolist() if variant == VARIANTS[0] else None
+    return [_scores(data.groups, labels), int(model.n_art_clusters_), trace]
+
+
+def _fixed_cell(_shared, tw, n, vig, seed):
+    data = make_synthetic("nuswide", n_samples=n, random_state=seed)
+    m = GHFART(vigilance=vig, adaptive_weights=False, tag_weight=tw, random_state=seed).fit(data.X, data.Y)
+    return _scores(data.groups, m.labels_)
+
+
 def run(cfg, progress=True):
     """``(ds, traces)``: scores and ART cluster counts of the four variants per seed, the
-    fixed-tag-weight sweep, the adaptive tag weight, and the gamma traces."""
+    fixed-tag-weight sweep, the adaptive tag weight, and the gamma traces. Each (variant or
+    tag weight, seed) is a cell (:mod:`hmlkit.studies.cells`)."""
     import xarray as xr
 
     n_seeds, seed, vig, n = cfg["n_seeds"], cfg.seed, cfg["vigilance"], cfg["n_samples"]
+    size = {"data": "nuswide", "n": n or 17523, "d": 4096, "m": 1000, "trees": 0}
+    nmi = METRICS.index("nmi")
+    out = run_cells(_variant_cell, None, [
+        Cell({"variant": v, "n": n, "vigilance": float(vig), "seed": seed + s}, (v, n, float(vig), seed + s),
+             f"  seed={seed + s} {v:<22s}", {"what": f"ghfart/{v}", **size})
+        for s in range(n_seeds) for v in VARIANTS], n_jobs=cfg["n_jobs"], desc="GHF-ART variants x seeds",
+        progress=progress, describe=lambda c, r: c.label + f" NMI={r[0][nmi]:.3f}")
     res = np.zeros((len(VARIANTS), len(METRICS), n_seeds))
     n_cl = np.zeros((len(VARIANTS), n_seeds))
     traces = []
-    bar = Progress(n_seeds * (len(VARIANTS) + len(TAG_WEIGHTS)), "GHF-ART variants x seeds", enabled=progress)
     for s in range(n_seeds):
-        data = make_synthetic("nuswide", n_samples=n, random_state=seed + s)
-        fits = {
-            VARIANTS[0]: lambda: GHFART(vigilance=vig, random_state=seed + s).fit(data.X, data.Y),
-            VARIANTS[1]: lambda: GHFART(vigilance=vig, adaptive_weights=False, random_state=seed + s).fit(data.X, data.Y),
-            VARIANTS[2]: lambda: semi_supervised(data, seed + s, vig),
-            VARIANTS[3]: lambda: sequential_subsets(data, seed + s, vig),
-        }
-        for v, name in enumerate(VARIANTS):
-            t0 = time.perf_counter()
-            out = fits[name]()
-            model, labels = out if isinstance(out, tuple) else (out, out.labels_)
+        for v in range(len(VARIANTS)):
+            sc, k, trace = out[s * len(VARIANTS) + v]
+            res[v, :, s] = sc
+            n_cl[v, s] = k
             if v == 0:
-                traces.append(model.gamma_trace_)
-            res[v, :, s] = _scores(data.groups, labels)
-            n_cl[v, s] = model.n_art_clusters_
-            bar.step(f"  seed={seed + s} {name:<22s} NMI={res[v, METRICS.index('nmi'), s]:.3f} "
-                     f"({time.perf_counter() - t0:.1f}s)")
+                traces.append(np.asarray(trace, dtype=float))
     # the paper's numbers beside ours: Table 2(a) purity and Rand index (GHF-ART, its
     # semi-supervised form), Table 4 average precision (adaptive and equal weights; we measure
     # no AP: the claims compare purity and NMI), NaN where the paper gives none
@@ -103,16 +125,13 @@ def run(cfg, progress=True):
         attrs={"n_samples": n or 17523, "vigilance": vig, "alpha": 0.01, "beta": 0.6,
                "data": "make_synthetic('nuswide')"},
     )
-    fixed = np.zeros((len(TAG_WEIGHTS), len(METRICS), n_seeds))
-    for s in range(n_seeds):
-        data = make_synthetic("nuswide", n_samples=n, random_state=seed + s)
-        for i, tw in enumerate(TAG_WEIGHTS):
-            t0 = time.perf_counter()
-            m = GHFART(vigilance=vig, adaptive_weights=False, tag_weight=tw, random_state=seed + s).fit(data.X, data.Y)
-            fixed[i, :, s] = _scores(data.groups, m.labels_)
-            bar.step(f"  seed={seed + s} tag weight {tw:<11g} NMI={fixed[i, METRICS.index('nmi'), s]:.3f} "
-                     f"({time.perf_counter() - t0:.1f}s)")
-    bar.close()
+    fixed_out = run_cells(_fixed_cell, None, [
+        Cell({"tag_weight": float(tw), "n": n, "vigilance": float(vig), "seed": seed + s},
+             (float(tw), n, float(vig), seed + s), f"  seed={seed + s} tag weight {tw:<11g}",
+             {"what": "ghfart/fixed", **size})
+        for s in range(n_seeds) for tw in TAG_WEIGHTS], n_jobs=cfg["n_jobs"], desc="fixed tag weights x seeds",
+        progress=progress, describe=lambda c, r: c.label + f" NMI={r[nmi]:.3f}")
+    fixed = np.asarray(fixed_out, dtype=float).reshape(n_seeds, len(TAG_WEIGHTS), len(METRICS)).transpose(1, 2, 0)
     ds["fixed_score"] = (("tag_weight", "metric", "seed"), fixed)
     ds = ds.assign_coords(tag_weight=TAG_WEIGHTS)
     ds["adaptive_tag_gamma"] = ("seed", np.array([1 - tr[-1] for tr in traces]))

@@ -19,22 +19,22 @@ from ..baselines.mmc import MMC
 from ..data import make_synthetic
 from ..metrics import clustering_scores
 from . import paper_values as pv
-from .config import seed_setup
-from .progress import Progress
+from .cells import Cell, run_cells
+from .config import _check_int, seed_setup
 
 PROFILES = {"quick": 450, "standard": 1200, "paper": 2379}  # samples of the synthetic trecvid profile
 METRICS = dict(zip(pv.LMMC_METRICS, ("purity", "nmi", "ri", "f1")))  # the paper's measures, ours
 
 
-def setup(profile="quick", seed=0, results_dir="results", figures_dir="figures", n_seeds=3, C=10.0):
+def setup(profile="quick", seed=0, results_dir="results", figures_dir="figures", n_seeds=3, C=10.0, n_jobs=1):
     """Checked parameters; ``C`` is fixed (the paper picks it from {10, 100, 1000}: no
-    selection on the test labels here)."""
+    selection on the test labels here). ``n_jobs``: data seeds run at once (cells)."""
     if isinstance(n_seeds, bool) or not (isinstance(n_seeds, int) and n_seeds >= 1):
         raise ValueError(f"n_seeds must be a positive integer, got {n_seeds!r}")
     if isinstance(C, bool) or not (isinstance(C, (int, float)) and C > 0):
         raise ValueError(f"C must be a positive number, got {C!r}")
     return seed_setup("seed_lmmc", PROFILES, profile, seed, results_dir, figures_dir,
-                      n_seeds=n_seeds, C=C, n_samples=PROFILES.get(profile))
+                      n_seeds=n_seeds, C=C, n_samples=PROFILES.get(profile), n_jobs=_check_int("n_jobs", n_jobs))
 
 
 def spectral_5nn(S, k, rs):
@@ -74,28 +74,41 @@ def methods(C):
     }
 
 
+def _seed_cell(_shared, C, n_samples, seed):
+    """One data seed: its DetScore input, then every method on it: [(scores in %, CPU s)]."""
+    data = make_synthetic("trecvid", n_samples=n_samples, random_state=seed)
+    S = detection_scores(data.X, data.Y, random_state=seed)
+    out = []
+    for fn in methods(C).values():
+        t0 = time.process_time()
+        labels = fn(S, data.n_groups, seed)
+        seconds = time.process_time() - t0
+        sc = clustering_scores(data.groups, labels)
+        out.append([[100 * sc[v] for v in METRICS.values()], seconds])
+    return out
+
+
 def run(cfg, progress=True):
-    """``score(method, metric, seed)`` in % and ``cpu_seconds(method, seed)``."""
+    """``score(method, metric, seed)`` in % and ``cpu_seconds(method, seed)``; each data
+    seed is a cell (:mod:`hmlkit.studies.cells`)."""
     import xarray as xr
 
     runs = methods(cfg["C"])
     n_seeds, seed = cfg["n_seeds"], cfg.seed
+    n = cfg["n_samples"]
+    cells = [Cell({"C": float(cfg["C"]), "n": n, "seed": seed + s}, (float(cfg["C"]), n, seed + s),
+                  f"  seed={seed + s}", {"what": "detscore+lmmc+mmc+sc+km+nc", "data": "trecvid", "n": n or 2379,
+                                         "d": 1000, "m": 114, "trees": 0})
+             for s in range(n_seeds)]
+    out = run_cells(_seed_cell, None, cells, n_jobs=cfg["n_jobs"], desc="data seeds", progress=progress,
+                    describe=lambda c, r: c.label + " " + ", ".join(
+                        f"{name} NMI={res[0][1]:.1f}" for name, res in zip(runs, r)))
     scores = np.zeros((len(runs), len(METRICS), n_seeds))
     seconds = np.zeros((len(runs), n_seeds))
-    bar = Progress(n_seeds * len(runs), "methods x seeds", enabled=progress)
-    for s in range(n_seeds):
-        data = make_synthetic("trecvid", n_samples=cfg["n_samples"], random_state=seed + s)
-        S = detection_scores(data.X, data.Y, random_state=seed + s)
-        for a, (name, fn) in enumerate(runs.items()):
-            t0 = time.process_time()
-            labels = fn(S, data.n_groups, seed + s)
-            seconds[a, s] = time.process_time() - t0
-            sc = clustering_scores(data.groups, labels)
-            scores[a, :, s] = [100 * sc[v] for v in METRICS.values()]
-            bar.step(f"  seed={seed + s} {name:<6s} " + " ".join(f"{k}={scores[a, j, s]:.1f}"
-                                                                 for j, k in enumerate(METRICS))
-                     + f" ({seconds[a, s]:.1f}s CPU)")
-    bar.close()
+    for s, res in enumerate(out):
+        for a, (sc, sec) in enumerate(res):
+            scores[a, :, s] = sc
+            seconds[a, s] = sec
     # the paper's Table 1 (TRECVID MED 11) beside ours, NaN for a method it does not list
     paper = np.array([[pv.LMMC_TABLE1[m][j] if m in pv.LMMC_TABLE1 else np.nan for j in range(len(METRICS))]
                       for m in runs], dtype=float)

@@ -26,15 +26,17 @@ from ..baselines.mhcrf_baselines import (
 )
 from ..data import make_synthetic
 from . import paper_values as pv
-from .config import seed_setup
-from .progress import Progress
+from .cells import Cell, run_cells
+from .config import _check_int, seed_setup
 
 
-def setup(profile="quick", seed=0, results_dir="results", figures_dir="figures", **overrides):
-    """Checked settings of the study (:func:`mhcrf_study_config`) as a seed-study config."""
+def setup(profile="quick", seed=0, results_dir="results", figures_dir="figures", n_jobs=1, **overrides):
+    """Checked settings of the study (:func:`mhcrf_study_config`) as a seed-study config
+    (``n_jobs``: (concept, round) cells at once)."""
     params = mhcrf_study_config(profile, seed, **overrides)
     del params["profile"], params["seed"]  # fields of the config
-    return seed_setup("seed_mhcrf", MHCRF_PROFILES, profile, seed, results_dir, figures_dir, **params)
+    return seed_setup("seed_mhcrf", MHCRF_PROFILES, profile, seed, results_dir, figures_dir,
+                      n_jobs=_check_int("n_jobs", n_jobs), **params)
 
 
 def load(cfg):
@@ -50,7 +52,7 @@ def run(data, concepts, cfg):
     return run_mhcrf_study(data, concepts=concepts, n_rounds=cfg["n_rounds"], n_pos=cfg["n_pos"],
                            n_neg=cfg["n_neg"], n_pca=cfg["n_pca"], n_hidden=cfg["n_hidden"],
                            hidden_grid=cfg["hidden_grid"], mhcrf_params=cfg["mhcrf_params"], C_grid=cfg["C_grid"],
-                           random_state=cfg.seed, progress=True)
+                           random_state=cfg.seed, progress=True, n_jobs=cfg["n_jobs"])
 
 
 def print_wins(table, wins):
@@ -172,9 +174,37 @@ def run_concept(Xv, Xt, y, train, test, methods, unlabeled=None, C_grid=None, n_
 
 
 
+_METHODS = ("mhcrf", "svm", "crf", "ccasvm", "ccacrf", "unimodal")
+
+
+def _concept_cell(shared, c, ci, r, seed, proj, st):
+    """One (concept, round) of the protocol: (training size, [(F1, seconds, C)] per method of
+    Table 1, the same per hidden-state count of Table 3)."""
+    Xv, Xt, groups = shared["Xv"], shared["Xt"], shared["groups"]
+    y = (groups == c).astype(np.int64)
+    s = seed + 7919 * r + int(ci)
+    tr, te = concept_split(groups, c, st["n_pos"], st["n_neg"], random_state=s)
+    mp, svm_C, k = st["mp"], st["svm_C"], st["cca_components"]
+    C_grid = None if st["C_grid"] is None else tuple(st["C_grid"])
+    est = {"mhcrf": MHCRF(n_hidden=st["n_hidden"], random_state=s, **mp),
+           "svm": SVMBaseline(C=svm_C, random_state=s),
+           "crf": CRFBaseline(C=svm_C, random_state=s),
+           "ccasvm": CCASVM(n_components=k, C=svm_C, projection=proj, random_state=s),
+           "ccacrf": CCACRF(n_components=k, C=svm_C, projection=proj, random_state=s),
+           "unimodal": UniModalCRF(C=svm_C, random_state=s)}
+    res = run_concept(Xv, Xt, y, tr, te, est, C_grid=C_grid, random_state=s)
+    # Table 3 grid: the C chosen for the table's M-HCRF; the grid point equal to n_hidden is that
+    # very model (same seed), reused
+    mpc = dict(mp, C=res["mhcrf"][2])
+    hres = run_concept(Xv, Xt, y, tr, te, {h: MHCRF(n_hidden=h, random_state=s, **mpc)
+                                           for h in st["hidden_grid"] if h != st["n_hidden"]})
+    hres[st["n_hidden"]] = res["mhcrf"]
+    return [int(tr.size), [list(res[m]) for m in _METHODS], [list(hres[h]) for h in st["hidden_grid"]]]
+
+
 def run_mhcrf_study(data, concepts=None, n_rounds=1, n_pos=150, n_neg=250, n_pca=20, n_hidden=3,
                     hidden_grid=(1, 2, 3, 5, 10), mhcrf_params=None, svm_C=1.0, cca_components=10,
-                    cca_fit="all", C_grid=(0.01, 0.1, 1.0, 10.0, 100.0), random_state=0, progress=False):
+                    cca_fit="all", C_grid=(0.01, 0.1, 1.0, 10.0, 100.0), random_state=0, progress=False, n_jobs=1):
     """The paper's Table 1 and Table 3 protocol on a :class:`~hmlkit.data.TaggedData` with ``groups``.
 
     For each concept (a ground-truth group, one-vs-rest) and round, a
@@ -184,7 +214,8 @@ def run_mhcrf_study(data, concepts=None, n_rounds=1, n_pos=150, n_neg=250, n_pca
     observed tags ``Y`` (binary). Methods: M-HCRF with ``n_hidden`` hidden
     variables, SVM, CRF, CCA+SVM, CCA+CRF, uni-modal CRFs (Table 1); M-HCRF for each ``hidden_grid`` value
     (Table 3). Returns an ``xarray.Dataset`` with ``f1`` (method, concept,
-    round), ``f1_hidden`` (n_hidden, concept, round) and fit times.
+    round), ``f1_hidden`` (n_hidden, concept, round) and fit times. Each (concept, round) is a
+    cell (:mod:`hmlkit.studies.cells`), ``n_jobs`` at a time.
 
     Unsupervised steps see every sample's features, never a label: the PCA
     of the visual view, and with ``cca_fit="all"`` (default) the CCA of
@@ -229,39 +260,32 @@ def run_mhcrf_study(data, concepts=None, n_rounds=1, n_pos=150, n_neg=250, n_pca
     Xt = data.Y.toarray().astype(np.float64)
     # with cca_fit="all" the CCA sees every sample's views (never a label): one fit serves every concept
     proj = CCAProjection(cca_components).fit(Xv, Xt) if cca_fit == "all" else None
-    methods = ("mhcrf", "svm", "crf", "ccasvm", "ccacrf", "unimodal")
+    methods = _METHODS
     f1 = np.full((len(methods), concepts.size, n_rounds), np.nan)
     tm = np.full_like(f1, np.nan)
     csel = np.full_like(f1, np.nan)
     f1h = np.full((len(hidden_grid), concepts.size, n_rounds), np.nan)
     tmh = np.full_like(f1h, np.nan)
     n_train = np.zeros((concepts.size, n_rounds), dtype=np.int64)
-    bar = Progress(concepts.size * n_rounds, "concepts x rounds", enabled=progress)
-    for ci, c in enumerate(concepts):
-        y = (groups == c).astype(np.int64)
-        for r in range(n_rounds):
-            s = seed + 7919 * r + int(ci)
-            tr, te = concept_split(groups, c, n_pos, n_neg, random_state=s)
-            n_train[ci, r] = tr.size
-            est = {"mhcrf": MHCRF(n_hidden=n_hidden, random_state=s, **mp),
-                   "svm": SVMBaseline(C=svm_C, random_state=s),
-                   "crf": CRFBaseline(C=svm_C, random_state=s),
-                   "ccasvm": CCASVM(n_components=cca_components, C=svm_C, projection=proj, random_state=s),
-                   "ccacrf": CCACRF(n_components=cca_components, C=svm_C, projection=proj, random_state=s),
-                   "unimodal": UniModalCRF(C=svm_C, random_state=s)}
-            res = run_concept(Xv, Xt, y, tr, te, est, C_grid=C_grid, random_state=s)
-            for mi, name in enumerate(methods):
-                f1[mi, ci, r], tm[mi, ci, r], csel[mi, ci, r] = res[name]
-            # Table 3 grid: the C chosen for the table's M-HCRF; the grid point equal to n_hidden is that
-            # very model (same seed), reused
-            mpc = dict(mp, C=res["mhcrf"][2])
-            hres = run_concept(Xv, Xt, y, tr, te,
-                               {h: MHCRF(n_hidden=h, random_state=s, **mpc) for h in hidden_grid if h != n_hidden})
-            hres[n_hidden] = res["mhcrf"]
-            for hi, h in enumerate(hidden_grid):
-                f1h[hi, ci, r], tmh[hi, ci, r], _ = hres[h]
-            bar.step(f"  concept {c} round {r}: F1 " + ", ".join(f"{k}={v[0]:.3f}" for k, v in res.items()))
-    bar.close()
+    settings = {"n_pos": n_pos, "n_neg": n_neg, "n_hidden": n_hidden, "hidden_grid": list(hidden_grid), "mp": mp,
+                "svm_C": float(svm_C), "cca_components": cca_components, "cca_fit": cca_fit,
+                "C_grid": None if C_grid is None else list(C_grid)}
+    cells = [Cell({**settings, "concept": int(c), "index": ci, "round": r, "seed": seed},
+                  (int(c), ci, r, seed, proj, settings), f"  concept {c} round {r}:",
+                  {"what": "mhcrf+svm+crf+cca", "n": int(Xv.shape[0]), "d": int(Xv.shape[1]), "m": int(Xt.shape[1]),
+                   "trees": 0})
+             for ci, c in enumerate(concepts) for r in range(n_rounds)]
+    out = run_cells(_concept_cell, {"Xv": Xv, "Xt": Xt, "groups": groups}, cells, n_jobs=n_jobs,
+                    desc="concepts x rounds", progress=progress,
+                    describe=lambda cell, res: cell.label + " F1 " + ", ".join(
+                        f"{k}={v[0]:.3f}" for k, v in zip(methods, res[1])))
+    nan = float("nan")
+    for (ci, r), (nt, res, hres) in zip([(ci, r) for ci in range(concepts.size) for r in range(n_rounds)], out):
+        n_train[ci, r] = nt
+        for mi in range(len(methods)):
+            f1[mi, ci, r], tm[mi, ci, r], csel[mi, ci, r] = (nan if v is None else v for v in res[mi])
+        for hi in range(len(hidden_grid)):
+            f1h[hi, ci, r], tmh[hi, ci, r] = (nan if v is None else v for v in hres[hi][:2])
     ds = xr.Dataset(
         {"f1": (("method", "concept", "round"), f1), "fit_seconds": (("method", "concept", "round"), tm),
          "C_selected": (("method", "concept", "round"), csel),

@@ -16,7 +16,8 @@ from .._validation import check_random_state_seed, check_X, check_Y
 from ..baselines.sfss import FSNM, SFSS, FScoreRLS
 from ..metrics import mean_average_precision
 from . import paper_values as pv
-from .config import seed_setup
+from .cells import Cell, run_cells
+from .config import _check_int, seed_setup
 from .progress import Progress
 
 # synthetic nuswide size and training size, PCA dims, Corel16k training size, grid, repeats
@@ -31,11 +32,13 @@ DATASETS = ("nuswide", "corel16k")
 SHARES = {"nuswide": [0.01, 0.05, 0.10, 0.25, 0.50, 1.0], "corel16k": [0.02, 0.05, 0.10, 0.25, 0.50, 1.0]}
 
 
-def setup(profile="quick", seed=0, results_dir="results", figures_dir="figures", datasets=DATASETS):
-    """Checked parameters of the study, with the profile's sizes, grid and repeats."""
+def setup(profile="quick", seed=0, results_dir="results", figures_dir="figures", datasets=DATASETS, n_jobs=1):
+    """Checked parameters of the study, with the profile's sizes, grid and repeats (``n_jobs``:
+    fits at once, as cells)."""
     if isinstance(datasets, str) or not datasets or not set(datasets) <= set(DATASETS):
         raise ValueError(f"datasets must be a non-empty list drawn from {list(DATASETS)}, got {datasets!r}")
-    cfg = seed_setup("seed_sfss", PROFILES, profile, seed, results_dir, figures_dir, datasets=list(datasets))
+    cfg = seed_setup("seed_sfss", PROFILES, profile, seed, results_dir, figures_dir, datasets=list(datasets),
+                     n_jobs=_check_int("n_jobs", n_jobs))
     cfg.params.update(PROFILES[profile])
     return cfg
 
@@ -66,7 +69,11 @@ def run(splits, cfg, progress=True):
     for name, (Xtr, Ytr, Xte, Yte) in splits.items():
         results[name] = label_share_study(Xtr, Ytr, Xte, Yte, SHARES[name], methods,
                                           n_repeats=cfg["repeats"], random_state=cfg.seed,
-                                          progress=lambda line, name=name: bar.step(f"  {name:<9s}{line}"))
+                                          progress=lambda line, name=name: bar.step(f"  {name:<9s}{line}"),
+                                          n_jobs=cfg["n_jobs"], cell_key={
+                                              "dataset": name, "grid": [float(v) for v in cfg["grid"]],
+                                              "seed": cfg.seed, "profile": {k: v for k, v in cfg.params.items()
+                                                                            if k != "n_jobs"}})
     bar.close()
     ds = xr.concat([r.assign_coords(share_index=("share", np.arange(r.share.size))).swap_dims(share="share_index")
                     .rename(share="labelled_share").expand_dims(dataset=[k]) for k, r in results.items()], "dataset",
@@ -97,8 +104,15 @@ def plot(results):
     return plot_label_share(results, paper=paper)
 
 
+def _share_cell(split, factories, lab):
+    """One (repeat, share, method): the test MAP of each setting of the method's grid."""
+    X_train, Y_train, X_test, Y_test = split
+    return [float(mean_average_precision(f().fit(X_train, Y_train, labelled=np.asarray(lab, dtype=bool))
+                                         .predict_scores(X_test), Y_test)) for f in factories]
+
+
 def label_share_study(X_train, Y_train, X_test, Y_test, shares, methods, n_repeats=1, random_state=0,
-                      progress=None):
+                      progress=None, n_jobs=1, cell_key=None):
     """SFSS paper, Tables 2-4 / Fig 2: test MAP against the share of labelled
     training samples.
 
@@ -109,6 +123,8 @@ def label_share_study(X_train, Y_train, X_test, Y_test, shares, methods, n_repea
     semi-supervised methods only. Returns an ``xarray.Dataset`` with
     ``map`` (method, share, repeat) and ``best_setting`` (index in the grid).
     ``progress``: called with a result line after each method's grid (e.g. a bar's ``step``).
+    Each (repeat, share, method) is a cell (:mod:`hmlkit.studies.cells`), ``n_jobs`` at a
+    time; with ``cell_key`` (JSON naming ``methods``' grids) finished cells are stored.
     """
     import xarray as xr
 
@@ -124,19 +140,27 @@ def label_share_study(X_train, Y_train, X_test, Y_test, shares, methods, n_repea
     out = np.full((len(names), len(shares), n_repeats), np.nan)
     best = np.zeros(out.shape, dtype=np.int64)
     rng = np.random.default_rng(check_random_state_seed(random_state))
-    for r in range(n_repeats):
+    at, cells = [], []
+    for r in range(n_repeats):  # the labelled subsets, drawn in this order from one stream
         for si, share in enumerate(shares):
             lab = np.zeros(n, dtype=bool)
             lab[rng.permutation(n)[:max(1, int(round(share * n)))]] = True
             for mi, name in enumerate(names):
-                t0 = time.perf_counter()
-                vals = [mean_average_precision(f().fit(X_train, Y_train, labelled=lab).predict_scores(X_test), Y_test)
-                        for f in methods[name]]
-                best[mi, si, r] = int(np.argmax(vals))
-                out[mi, si, r] = vals[best[mi, si, r]]
-                if progress is not None:
-                    progress(f" repeat={r} share={share:<5g} {name:<11s} MAP={out[mi, si, r]:.3f} "
-                             f"({time.perf_counter() - t0:.1f}s)")
+                at.append((mi, si, r))
+                key = None if cell_key is None else {"grid": cell_key, "method": name, "labelled": np.flatnonzero(lab)}
+                cells.append(Cell(key, (methods[name], lab), f" repeat={r} share={share:<5g} {name:<11s}",
+                                  {"what": f"sfss/{name}", "n": int(n), "d": int(X_train.shape[1]),
+                                   "m": int(Y_train.shape[1]), "trees": 0, "settings": len(methods[name])}))
+
+    def line(cell, vals):
+        if progress is not None:
+            progress(f"{cell.label} MAP={max(vals):.3f}")
+
+    results = run_cells(_share_cell, (X_train, Y_train, X_test, Y_test), cells, n_jobs=n_jobs,
+                        desc="repeats x shares x methods", progress=False, describe=line)
+    for (mi, si, r), vals in zip(at, results):
+        best[mi, si, r] = int(np.argmax(vals))
+        out[mi, si, r] = vals[best[mi, si, r]]
     return xr.Dataset(
         {"map": (("method", "share", "repeat"), out), "best_setting": (("method", "share", "repeat"), best)},
         coords={"method": names, "share": shares, "repeat": np.arange(n_repeats)},
