@@ -88,6 +88,12 @@ def main(argv=None):
                    help="run every study named, even those whose stored result is up to date")
     r.add_argument("--dry-run", action="store_true",
                    help="run nothing: list each study as up to date or with the reason it would run")
+    where = r.add_mutually_exclusive_group()
+    where.add_argument("--local-cluster", type=int, default=None, metavar="N",
+                       help="run the studies' cells on a Dask LocalCluster of N single-threaded workers")
+    where.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="run the studies' cells on the workers of this Dask scheduler (default: "
+                            "$DASK_SCHEDULER_ADDRESS if set, else local processes; docs/cluster.md)")
     r.add_argument("--cell-timeout", type=float, default=None, metavar="SECONDS",
                    help="seconds a cell may run before its notebook is restarted once, then failed "
                         "(default by profile: quick 600, standard 3600, paper none)")
@@ -118,6 +124,7 @@ def main(argv=None):
             return 2
         print(f"{path}: {sum(c.verdict == 'holds' for c in claims)}/{len(claims)} claims hold")
         return 0
+    from .cells import CellError
     from .runner import RunStopped, kept_message, run
 
     try:
@@ -125,8 +132,9 @@ def main(argv=None):
                   figures_dir=_given(args.figures_dir), executed_dir=_given(args.executed_dir),
                   parameters=_data_paths_from_here(args.set),
                   kernel_name=args.kernel, force=args.force, dry_run=args.dry_run,
-                  cell_timeout="profile" if args.cell_timeout is None else args.cell_timeout)
-    except ValueError as exc:
+                  cell_timeout="profile" if args.cell_timeout is None else args.cell_timeout,
+                  local_cluster=args.local_cluster, scheduler=args.scheduler)
+    except (ValueError, CellError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except RunStopped as exc:

@@ -35,7 +35,7 @@ from pathlib import Path
 from .._paths import REPO_ROOT
 from .._validation import InvalidParameterError, check_int
 from ..baselines import registry
-from . import keys
+from . import backends, cost, keys
 from .profiles import STUDIES, check_profile, check_study
 from .progress import ENV_FILE as PROGRESS_ENV
 from .progress import read_status
@@ -620,7 +620,8 @@ def resolve_jobs(jobs, n_studies, cores=None):
 
 def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir=None,
         executed_dir=None, parameters=None, kernel_name=None, cwd=None, report=True, log=print,
-        cell_timeout="profile", force=False, dry_run=False, progress_every=30.0):
+        cell_timeout="profile", force=False, dry_run=False, progress_every=30.0, local_cluster=None,
+        scheduler=None):
     """Execute studies ``names`` (all by default) in ``profile``; returns [RunResult].
 
     Only the studies whose stored result is missing, failed or made with another key
@@ -646,6 +647,12 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
     figure, executed notebook and REPORT.md (if ``report``) move into place together.
     SIGTERM or SIGINT stops the run: workers and kernels are stopped, the unfinished
     studies' staged files removed and :class:`RunStopped` is raised.
+
+    Each study runs its fits as cells (:mod:`hmlkit.studies.cells`) on its own local processes,
+    or, with ``local_cluster`` (a number of workers) or ``scheduler`` (an address; default
+    ``DASK_SCHEDULER_ADDRESS``), on a Dask cluster shared by every study of the run
+    (:mod:`hmlkit.studies.backends`); then every study runs at once unless ``jobs`` says
+    otherwise. The dry run also prints each study's estimated cost (:mod:`hmlkit.studies.cost`).
     """
     check_profile(profile)
     names = resolve_names(names)
@@ -665,6 +672,7 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
     if cell_timeout is not None and not cell_timeout > 0:
         raise ValueError(f"cell_timeout must be a positive number of seconds or None, got {cell_timeout!r}")
     cores = os.cpu_count() or 1
+    jobs_given = jobs
     jobs = resolve_jobs(jobs, len(names), cores)
     n_jobs = max(1, cores // jobs)
     cwd = Path(cwd) if cwd else REPO_ROOT
@@ -681,8 +689,16 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
     fresh = [n for n in names if not reasons[n]]
     for name in names:
         log(f"  {name}: " + (f"to run ({reasons[name]})" if reasons[name] else "up to date"))
+    if local_cluster is not None:
+        backends.check_workers(local_cluster)
     if dry_run:
         log(f"dry run: {len(todo)} of {len(names)} studies would run, {len(fresh)} up to date")
+        if todo:
+            workers = local_cluster or (backends.scheduler_workers(scheduler) if scheduler else None) or cores
+            where = {p: cwd / default_dirs(p)[0] for p in ("quick", "standard", "paper")}
+            where[profile] = rd
+            for line in cost.dry_run_lines(todo, profile, where, workers):
+                log(line)
         if report and not todo and (rd / "REPORT.md").is_file() and _report_differs(rd, fd):
             log(f"{rd / 'REPORT.md'} would be rewritten: the claims' code judges these results otherwise")
         return [RunResult(n, True, 0.0, str(rd / f"{n}.nc"), up_to_date=not reasons[n], reason=reasons[n] or "")
@@ -726,8 +742,12 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
         # processes at once: several studies, or one study's task processes (real_corel's n_jobs)
         with _StopOnSignal():  # a stop while compiling stops the compilers too (RunStopped)
             _warm(jobs > 1 or any(_many_processes(params[n].get("n_jobs")) for n in todo), log)
-        claims = _run_pool(order, params, run_keys, reasons, jobs, rd, fd, ed, cwd, kernel_name, cell_timeout,
-                           report, log, progress_every, results, saved, t0)
+        with backends.start(local_cluster, scheduler) as backend, _environ(backend.env):
+            log(f"cells run on {backend.describe}")
+            if backend.env and jobs_given is None:
+                jobs = len(todo)  # the cluster runs the cells: every notebook at once feeds it
+            claims = _run_pool(order, params, run_keys, reasons, jobs, rd, fd, ed, cwd, kernel_name, cell_timeout,
+                               report, log, progress_every, results, saved, t0)
     if report and claims is None:
         # no study committed: the report of the results there are, written when it is missing or
         # the claims' code (which no study loads, so none reruns for it) now judges them otherwise
@@ -749,6 +769,21 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
             + ", ".join(f"{r.name} {r.cpu_seconds:.0f}s" for r in by_cpu))
     log(f"report: {rd / 'REPORT.md'}; figures: {fd}; executed notebooks: {ed}")
     return sorted(results, key=lambda r: names.index(r.name))
+
+
+@contextmanager
+def _environ(env):
+    """``env`` set in this process (so in the workers and kernels started within), then restored."""
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def notebook_params(name, base, valid, given):
