@@ -120,7 +120,7 @@ def cache_dir():
         _FOLDERS[raw] = _resolve(raw)
     got = _FOLDERS[raw]
     if isinstance(got, FitCacheError):
-        raise got
+        raise FitCacheError(str(got))
     return got
 
 
@@ -138,7 +138,7 @@ def _resolve(raw):
                           FitCacheWarning, stacklevel=4)
             return None
     try:
-        return check_folder(Path(value).expanduser(), ENV)
+        return check_folder(Path(value).expanduser().absolute(), ENV)  # where it was at first use
     except ValueError as exc:
         return FitCacheError(f"{exc}: set {ENV} to a writable folder, or to off")
 
@@ -337,9 +337,10 @@ def _passes(check, value):
         return True, ""
     try:
         ok = check(value)
+        refused = ok is not None and not bool(ok)  # None (no verdict) passes, False refuses
     except Exception as exc:
         return False, f"{type(exc).__name__}: {exc}"
-    return (ok is not False), "refused by its check"
+    return not refused, "refused by its check"
 
 
 # ---- reading and writing ---------------------------------------------------------------
