@@ -96,12 +96,6 @@ def _root_of(py_file):
     return None
 
 
-def _locator_base():
-    from numba.core.caching import _CacheLocator
-
-    return _CacheLocator
-
-
 class _Locator:
     """Methods of :class:`KitCacheLocator` (made a numba ``_CacheLocator`` by :func:`install`,
     so that this module imports without numba)."""

@@ -367,3 +367,20 @@ def test_an_unwritable_folder_is_named(tmp_path, monkeypatch):
             fitcache.cached_labels("m", {}, _data(), 3, 0, Counter(np.zeros(60, dtype=int)))
     finally:
         os.chmod(ro, 0o700)
+
+
+def test_an_entry_written_beside_the_command_line_module_reads_back(cache, monkeypatch):
+    """A process that had loaded ``hmlkit.studies.__main__`` (the CLI, or a test of it) wrote
+    entries its readers refused; only kit modules a fit can run are recorded."""
+    import types
+
+    main = types.ModuleType("hmlkit.studies.__main__")
+    main.__file__ = "__main__.py"
+    monkeypatch.setitem(sys.modules, "hmlkit.studies.__main__", main)
+    data = _data()
+    c = Counter(np.arange(60) % 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(2):
+            fitcache.cached_labels("m", {}, data, 3, 0, c)
+    assert c.calls == 1

@@ -403,8 +403,10 @@ def _read(path, key, check):
 
 
 def _kit_modules():
-    return sorted(n for n, m in sys.modules.items()
-                  if (n == "hmlkit" or n.startswith("hmlkit.")) and getattr(m, "__file__", None))
+    """The kit's modules loaded in this process, as :func:`_import_modules` accepts them (a
+    command line's ``__main__`` is no code a fit ran)."""
+    return sorted(n for n, m in list(sys.modules.items())
+                  if _MODULE_NAME.fullmatch(n) and not n.endswith(".__main__") and getattr(m, "__file__", None))
 
 
 def _write(path, key, members, layout):
