@@ -6,9 +6,11 @@ missing-tag completion (``HMLTagCompleter``), after Wang, Zhu & Gong,
 """
 __version__ = "0.1.0"
 
-from ._numba_cache import refresh as _refresh_numba_cache
+from ._numba_cache import install as _install_numba_cache
 
-_refresh_numba_cache()  # before any kernel is loaded from numba's cache (see _numba_cache)
+# before any kernel is defined: the kit's kernels get a cache in step with every kernel
+# source, healed when damaged; nothing is deleted (see _numba_cache)
+_install_numba_cache()
 
 _LAZY = {
     "HMLForest": "hmlkit.forest",

@@ -1,9 +1,15 @@
-"""The package's numba cache is dropped when any source changes (``hmlkit._numba_cache``)."""
+"""The kit's numba cache (``hmlkit._numba_cache``): in step with every kernel source, healed
+when a file is damaged, never emptied by an import."""
 import os
+import pickle
+import shutil
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
-from hmlkit._numba_cache import STAMP, refresh, sources_digest
+from hmlkit._numba_cache import sources_digest
 
 
 def _tree(tmp_path):
@@ -17,39 +23,168 @@ def _tree(tmp_path):
         p.write_bytes(b"cache")
 
 
-def _caches(root):
-    return sorted(p.name for p in root.rglob("*.nb*"))
-
-
-def test_cache_kept_while_sources_are_unchanged_and_dropped_when_one_changes(tmp_path):
+def test_the_digest_covers_the_sources_that_use_numba(tmp_path):
     _tree(tmp_path)
-    assert refresh(tmp_path) == 3  # no stamp yet: caches of unknown sources go
-    assert (tmp_path / "__pycache__" / STAMP).read_text() == sources_digest(tmp_path)
-    (tmp_path / "__pycache__" / "a.f-1.py311.nbi").write_bytes(b"new")
-    assert refresh(tmp_path) == 0 and _caches(tmp_path) == ["a.f-1.py311.nbi"]
-    # an edit of another file than the cached function's drops it too
-    (tmp_path / "sub" / "plain.py").write_text("z = 2\n")  # no numba: no kernel, the cache stays
-    assert refresh(tmp_path) == 0 and _caches(tmp_path) == ["a.f-1.py311.nbi"]
-    (tmp_path / "sub" / "b.py").write_text("import numba\ny = 3\n")
-    assert refresh(tmp_path) == 1 and _caches(tmp_path) == []
-    assert refresh(tmp_path) == 0
-    # a new file, or a renamed one, changes the digest
     d = sources_digest(tmp_path)
-    os.rename(tmp_path / "a.py", tmp_path / "c.py")
+    (tmp_path / "sub" / "plain.py").write_text("z = 2\n")  # no numba: no kernel, same digest
+    assert sources_digest(tmp_path) == d
+    (tmp_path / "sub" / "b.py").write_text("import numba\ny = 3\n")
+    assert sources_digest(tmp_path) != d
+    d = sources_digest(tmp_path)
+    os.rename(tmp_path / "a.py", tmp_path / "c.py")  # a new file, or a renamed one
     assert sources_digest(tmp_path) != d
 
 
-def test_unwritable_package_is_left_alone(tmp_path):
-    _tree(tmp_path)
-    os.chmod(tmp_path / "__pycache__", 0o500)
-    try:
-        if os.access(tmp_path / "__pycache__", os.W_OK):
-            pytest.skip("running as root: file modes do not stop writes")
-        assert refresh(tmp_path) == 0
-        assert len(_caches(tmp_path)) == 3
-    finally:
-        os.chmod(tmp_path / "__pycache__", 0o700)
+def _run(code, env=None, cwd=None):
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env={**os.environ, **(env or {})},
+                         capture_output=True, text=True, timeout=600, cwd=cwd)
+    assert out.returncode == 0, out.stderr
+    return out
 
+
+def test_importing_the_kit_never_deletes_cache_files(tmp_path):
+    """After an edit of a kernel's source, ``import hmlkit`` (and what a runner's dry run
+    imports) leaves every numba cache file in place: it used to remove them all."""
+    import hmlkit
+
+    copy = tmp_path / "hmlkit"
+    shutil.copytree(os.path.dirname(hmlkit.__file__), copy, ignore=shutil.ignore_patterns("__pycache__"))
+    cached = [copy / "forest" / "__pycache__" / "_keys.sort-1.py311.nbi",
+              copy / "forest" / "__pycache__" / "_keys.sort-1.py311.1.nbc"]
+    for f in cached:
+        f.parent.mkdir(exist_ok=True)
+        f.write_bytes(b"cache")
+    for _ in range(2):  # once as found, once after an edit of a file with kernels
+        _run("""
+            import hmlkit, hmlkit.studies.runner, hmlkit.warm
+            assert hmlkit.__file__.startswith(%r), hmlkit.__file__
+            hmlkit.warm.is_warm()
+        """ % str(copy), env={"PYTHONPATH": str(tmp_path)}, cwd=tmp_path)
+        assert all(f.read_bytes() == b"cache" for f in cached)
+        with open(copy / "forest" / "_keys.py", "a") as fh:
+            fh.write("\n# edited\n")
+
+
+_PKG_B = "import numba\n@numba.njit(cache=True)\ndef callee():\n    return %d\n"
+_PKG_A = ("import numba\nfrom .b import callee\n"
+          "@numba.njit(cache=True)\ndef k():\n    return callee()\n"
+          + "".join(f"@numba.njit(cache=True)\ndef k{i}(x):\n    return x + {i}\n" for i in range(6)))
+_PKG_RUN = """
+    import sys, warnings
+    sys.path.insert(0, %r)
+    warnings.simplefilter("always")
+    from hmlkit._numba_cache import install
+    install(%r)
+    from pk import a
+    kernels = [a.k] + [getattr(a, f"k{i}") for i in range(6)]
+    print([a.k()] + [getattr(a, f"k{i}")(1) for i in range(6)])
+    print(sum(sum(f.stats.cache_hits.values()) for f in kernels))
+"""
+
+
+def _package(tmp_path, callee=3):
+    pkg = tmp_path / "pk"
+    pkg.mkdir(exist_ok=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "b.py").write_text(_PKG_B % callee)
+    (pkg / "a.py").write_text(_PKG_A)
+    return pkg
+
+
+@pytest.mark.parametrize("where", ["in the package", "in NUMBA_CACHE_DIR"])
+def test_an_edit_of_a_callee_recompiles_its_callers(tmp_path, where):
+    """numba keys a cached kernel on its own file only: a kernel kept inlining its callee's
+    old code (3 after the callee said 4). The kit's stamp covers every kernel source, so
+    numba's own index check sees the change; no file is deleted for it."""
+    pkg = _package(tmp_path)
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "nc")} if where == "in NUMBA_CACHE_DIR" else {}
+    run = lambda: _run(_PKG_RUN % (str(tmp_path), str(pkg)), env=env).stdout.split("\n")  # noqa: E731
+    assert run()[0].startswith("[3,")
+    assert run()[1] == "7"  # all seven loaded from the cache
+    folder = tmp_path / "nc" if env else pkg / "__pycache__"
+    assert any(folder.rglob("a.k-*.nbi"))
+    (pkg / "b.py").write_text(_PKG_B % 4)
+    out = run()
+    assert out[0].startswith("[4,") and out[1] == "0"
+
+
+class Payload:
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_damaged_cache_files_are_named_removed_and_recompiled(tmp_path):
+    """A truncated, empty or garbled index or data file, or an index naming a file outside
+    its kernel's, fails no call: each is named in one warning, removed with its index, and
+    its kernel compiled afresh; the next process loads the new files silently."""
+    pkg = _package(tmp_path)
+    code = _PKG_RUN % (str(tmp_path), str(pkg))
+    first = _run(code)
+    cache = pkg / "__pycache__"
+
+    def files(kernel):
+        (index,) = cache.glob(f"a.{kernel}-*.nbi")
+        (data,) = cache.glob(f"a.{kernel}-*.1.nbc")
+        return index, data
+
+    damaged = {}
+    for kernel, which, how in (("k0", 0, "empty"), ("k1", 0, "truncated"), ("k2", 0, "garbled"),
+                               ("k3", 1, "empty"), ("k4", 1, "truncated"), ("k5", 1, "foreign")):
+        f = files(kernel)[which]
+        raw = f.read_bytes()
+        if how == "empty":
+            f.write_bytes(b"")
+        elif how == "truncated":
+            f.write_bytes(raw[: len(raw) // 2])
+        elif how == "garbled":
+            f.write_bytes(b"\x80\x05garbage" * 10)
+        else:  # a well-formed index sending numba to unpickle a planted file elsewhere
+            index = files(kernel)[0]
+            with open(index, "rb") as fh:
+                version = pickle.load(fh)
+                stamp, overloads = pickle.loads(fh.read())
+            (tmp_path / "planted.nbc").write_bytes(pickle.dumps(Payload(tmp_path / "pwned")))
+            with open(index, "wb") as fh:
+                pickle.dump(version, fh)
+                fh.write(pickle.dumps((stamp, {key: "../../planted.nbc" for key in overloads})))
+            f = index
+        damaged[kernel] = f
+    second = _run(code)
+    assert second.stdout == first.stdout.replace("\n0\n", "\n1\n")  # same values; k, loaded, the one hit
+    assert not (tmp_path / "pwned").exists()
+    warned = [line for line in second.stderr.splitlines() if "NumbaCacheWarning" in line]
+    assert len(warned) == len(damaged), second.stderr
+    for kernel, f in damaged.items():
+        assert sum(str(f) in line for line in warned) == 1, (kernel, second.stderr)
+        assert all(p.stat().st_size > 0 for p in files(kernel))  # written afresh
+    third = _run(code)
+    assert third.stdout.split("\n")[1] == "7" and "NumbaCacheWarning" not in third.stderr
+
+
+def test_a_damaged_cache_file_of_a_kit_kernel_does_not_break_a_fit(tmp_path):
+    """A kit kernel's truncated data file (the index's damage: the test above)."""
+    code = """
+        import warnings, numpy as np, scipy.sparse as sp
+        warnings.simplefilter("always")
+        from hmlkit.metrics import completion_scores
+        rng = np.random.default_rng(0)
+        obs = sp.csr_matrix((rng.random((30, 8)) < 0.3).astype(np.uint8))
+        hid = sp.csr_matrix(((rng.random((30, 8)) < 0.2) & (obs.toarray() == 0)).astype(np.uint8))
+        print(completion_scores(rng.random((30, 8)), obs, hid))
+    """
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "nc")}
+    first = _run(code, env=env)
+    (index,) = (tmp_path / "nc").rglob("metrics._cumulative_hits-*.nbi")
+    (data,) = (tmp_path / "nc").rglob("metrics._cumulative_hits-*.1.nbc")
+    data.write_bytes(data.read_bytes()[:100])
+    out = _run(code, env=env)
+    assert out.stdout == first.stdout
+    warned = [line for line in out.stderr.splitlines() if "NumbaCacheWarning" in line]
+    assert len(warned) == 1 and str(data) in warned[0], out.stderr
+    assert index.stat().st_size > 0 and data.stat().st_size > 100  # compiled and stored afresh
 
 
 def test_warm_calls_a_kernel_of_every_module_that_has_them():
@@ -106,37 +241,6 @@ def test_the_uncachable_kernel_check_sees_one():
     asks(), plain(1)
     assert [c.library.has_dynamic_globals for c in asks.overloads.values()] == [True]
     assert [c.library.has_dynamic_globals for c in plain.overloads.values()] == [False]
-
-
-def test_a_cache_in_numba_cache_dir_is_refreshed_too(tmp_path):
-    """With NUMBA_CACHE_DIR set numba caches outside the package, where the refresh did not
-    look: a kernel kept inlining its callee's old code (3 after the callee said 4)."""
-    import subprocess
-    import sys
-    import textwrap
-
-    from hmlkit._numba_cache import cache_folders
-
-    pkg, cache = tmp_path / "pk", tmp_path / "nc"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "b.py").write_text("import numba\n@numba.njit(cache=True)\ndef callee():\n    return 3\n")
-    (pkg / "a.py").write_text("import numba\nfrom .b import callee\n@numba.njit(cache=True)\ndef k():\n"
-                              "    return callee()\n")
-    run = textwrap.dedent(f"""
-        import sys; sys.path.insert(0, {str(tmp_path)!r})
-        from hmlkit._numba_cache import refresh
-        refresh({str(pkg)!r})
-        from pk.a import k
-        print(k())
-    """)
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
-    out = lambda: subprocess.run([sys.executable, "-c", run], env=env, capture_output=True, text=True,  # noqa: E731
-                                 check=True).stdout.strip()
-    assert out() == "3"
-    assert any(any(f.glob("a.k-*.nbi")) for f in cache_folders(pkg, cache) if f.is_dir())
-    (pkg / "b.py").write_text("import numba\n@numba.njit(cache=True)\ndef callee():\n    return 4\n")
-    assert out() == "4"
 
 
 def test_warm_stamp_says_the_current_sources_were_compiled(tmp_path):
