@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import html
 import io
+import os
 import re
 import threading
 from pathlib import Path
@@ -55,7 +56,8 @@ def default_dirs():
 
 
 def _absolute(folder):
-    return Path(folder).expanduser().absolute()
+    """``folder`` as an absolute path ("." and ".." resolved, links kept)."""
+    return Path(os.path.abspath(Path(folder).expanduser()))
 
 
 class SweepPanel:
