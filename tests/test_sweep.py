@@ -520,3 +520,15 @@ def test_a_notebook_saved_with_its_outputs_leaves_the_commit_clean(tmp_path):
     path.write_text(json.dumps(nb, indent=1))
     (tmp_path / "hmlkit" / "m.py").write_text("A = 2\n")
     assert git_commit(tmp_path) == head + "-dirty"
+
+
+def test_every_default_passes_the_up_front_check():
+    """The estimators' own checks run up front refuse no method's default value."""
+    from hmlkit.explore.panel import method_options
+
+    for _label, (method, mode) in method_options():
+        defaults = sw.estimator_defaults(method, mode)
+        for param in sw.sweepable(method, mode):
+            value = defaults.get(sw.FOREST_KEYS.get(param, param), 0.0 if param == "sparseness" else 2)
+            s = sw.SweepSettings(method=method, mode=mode, param=param, values=[value]).checked()
+            assert len(s.values) == 1, (method, mode, param)
