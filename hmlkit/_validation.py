@@ -5,6 +5,7 @@ input fails at once with a message a user can act on.
 """
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
@@ -102,6 +103,26 @@ def check_estimator_params(est, n_features=None, features_of="X"):
         else:
             raise InvalidParameterError(f"max_features must be 'sqrt', 'log2', None, a positive int or a "
                                         f"float in (0, 1], got {mf!r}")
+
+
+def check_params_without_data(est):
+    """The checks ``est``'s fit makes of its parameters before it sees any data:
+    :func:`check_estimator_params`, then the estimator's own ``_check_params()`` where that
+    takes no data (HMLClustering, SFSS, GHF-ART, M-HCRF). What a sweep runs to refuse a value
+    at once rather than at fit time, after its data loaded. Raises InvalidParameterError /
+    ValueError naming the parameter."""
+    check_estimator_params(est)
+    if _own_check_takes_no_data(type(est)):
+        est._check_params()
+
+
+@functools.lru_cache(maxsize=None)
+def _own_check_takes_no_data(cls):
+    import inspect
+
+    own = getattr(cls, "_check_params", None)
+    return own is not None and not any(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                                       for p in list(inspect.signature(own).parameters.values())[1:])
 
 
 def _from_frame(A, name):

@@ -15,11 +15,12 @@ from ._validation import SparseXTags, check_bool, check_estimator_params, check_
     check_weight, check_X_features, check_Y
 from .affinity import knn_graph_from_neighbors, leaf_knn
 from .complete import completed_tags
-from .forest.estimator import FOREST_PARAMS, SPLIT_SAMPLE, forest_from  # noqa: F401 (FOREST_PARAMS: importable here)
+from .forest.estimator import (  # noqa: F401 (FOREST_PARAMS: importable here)
+    FOREST_PARAMS, SPLIT_SAMPLE, UNTAGGED, forest_from)
 from .spectral import (  # noqa: F401 (the graph functions, importable from here as before)
     LANCZOS64_FROM, LANCZOS_FROM, SOLVERS, cluster_forest, cluster_graph, eigengap, forest_graph, fuse_tag_graph,
     int_seed, spectral_embedding_rows, spectral_from_affinity, spectral_from_graph)
-from .tokens import resolve_feature_map
+from .tokens import check_feature_map, resolve_feature_map
 
 # HMLClustering as in the paper (untagged samples negative, forest-only affinity); the
 # defaults are the settings recommended on real data. The input map stays the kit's
@@ -31,7 +32,10 @@ PAPER_SETTINGS = {"untagged": "negative", "tag_weight": 0.0, "complete_tags": Fa
 # the parameters that act after the forest and its kappa-NN lists: two estimators that
 # differ in these only grow the same forest (``fit(..., forest_of=)`` shares it)
 GRAPH_PARAMS = ("n_clusters", "tag_weight", "complete_tags", "completion_weight", "completion_top")
-_NOT_WHAT_IS_FOUND = ("n_jobs", "verbose")  # change how fast, never what the forest finds
+_NOT_WHAT_IS_FOUND = ("n_jobs", "verbose")
+# each sample keeps n_neighbors neighbours in (n_samples, n_neighbors) arrays: a larger
+# value cannot be held for a single sample (2**63 - 1 failed deep in the fit, naming nothing)
+MAX_NEIGHBORS = 2**31 - 1  # change how fast, never what the forest finds
 
 
 def _same_param(a, b):
@@ -216,15 +220,10 @@ class HMLClustering(SparseXTags, ClusterMixin, BaseEstimator):
         only in :data:`GRAPH_PARAMS`; its forest, feature map and kappa-NN lists are taken
         instead of growing the identical forest again (the labels are the same)."""
         X = check_X_features(self, X, reset=True)
-        check_estimator_params(self)
+        # every parameter checked before the forest is grown, not after
+        tag_weight, complete, beta, top, kappa = self._check_params()
         Y = check_Y(Y, X.shape[0])
         check_n_clusters(self.n_clusters, X.shape[0])
-        # every parameter checked before the forest is grown, not after
-        tag_weight = check_weight(self.tag_weight, "tag_weight", auto=True)
-        complete = check_bool(self.complete_tags, "complete_tags")
-        beta = check_weight(self.completion_weight, "completion_weight")
-        top = check_int(self.completion_top, "completion_top")
-        kappa = check_int(self.n_neighbors, "n_neighbors")
         layers = check_layers(layers, Y.shape[1])  # once: a generator given would be spent
         digest = _data_digest(X, Y, layers)
         if forest_of is not None:
@@ -246,6 +245,19 @@ class HMLClustering(SparseXTags, ClusterMixin, BaseEstimator):
         self.labels_, self.affinity_, self.tag_weight_, self.eigengaps_ = cluster_graph(
             W, self.n_clusters, kappa, self.random_state, Y=self.tags_, tag_weight=tag_weight)
         return self
+
+    def _check_params(self):
+        """The checks of every parameter that need no data (a sweep runs them before it loads
+        any): (tag_weight, complete_tags, completion_weight, completion_top, n_neighbors) as
+        the fit uses them. Raises InvalidParameterError / ValueError naming the parameter."""
+        check_estimator_params(self)
+        if self.untagged not in UNTAGGED:
+            raise ValueError(f"untagged must be one of {UNTAGGED}, got {self.untagged!r}")
+        check_feature_map(self.feature_map)
+        return (check_weight(self.tag_weight, "tag_weight", auto=True), check_bool(self.complete_tags, "complete_tags"),
+                check_weight(self.completion_weight, "completion_weight"),
+                check_int(self.completion_top, "completion_top"),
+                check_int(self.n_neighbors, "n_neighbors", max_val=MAX_NEIGHBORS))
 
     def _check_shares_forest(self, other, X, digest):
         if not isinstance(other, HMLClustering) or not hasattr(other, "_knn"):

@@ -15,7 +15,7 @@ handler during the loop with one that only sets a flag; the loop checks it betwe
 calls and raises a plain ``KeyboardInterrupt`` within one call's time.
 
 A loop run off the main thread has no SIGINT: :func:`stop_on` names an event that
-stops it the same way (how a sweep run in a thread is cancelled, :mod:`hmlkit.sweep`).
+stops it the same way (how a sweep run in a thread is cancelled, :mod:`hmlkit.explore.engine`).
 """
 from __future__ import annotations
 

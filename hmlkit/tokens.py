@@ -90,14 +90,21 @@ def resolve_feature_map(feature_map, X):
     ``feature_map``: "auto" (``TokenFeatureMap`` when ``is_token_matrix(X)``),
     "tokens" (always), None (never) or any scikit-learn transformer (cloned).
     """
+    check_feature_map(feature_map)
     if feature_map is None:
         return None
     if isinstance(feature_map, str):
-        if feature_map not in ("auto", "tokens"):
-            raise ValueError(f"feature_map must be 'auto', 'tokens', None or a transformer, got {feature_map!r}")
         if feature_map == "auto" and (X.shape[1] < 2 or not is_token_matrix(X)):  # the map needs 2 features
             return None
         return TokenFeatureMap().fit(X)
-    if not (hasattr(feature_map, "fit") and hasattr(feature_map, "transform")):
-        raise ValueError(f"feature_map must be 'auto', 'tokens', None or a transformer, got {feature_map!r}")
     return clone(feature_map).fit(X)
+
+
+def check_feature_map(feature_map):
+    """A ValueError unless ``feature_map`` is "auto", "tokens", None or a transformer (what
+    :func:`resolve_feature_map` takes; checked without data)."""
+    if feature_map is None or (isinstance(feature_map, str) and feature_map in ("auto", "tokens")):
+        return feature_map
+    if isinstance(feature_map, str) or not (hasattr(feature_map, "fit") and hasattr(feature_map, "transform")):
+        raise ValueError(f"feature_map must be 'auto', 'tokens', None or a transformer, got {feature_map!r}")
+    return feature_map

@@ -114,7 +114,7 @@ def test_arff_error_line_numbers_survive_the_byte_order_mark(tmp_path):
 ])
 def test_explore_panel_refuses_what_it_used_to_change_or_defer(kw, error, message):
     pytest.importorskip("ipywidgets")
-    from hmlkit.widgets import ExplorePanel
+    from hmlkit.explore.widgets import ExplorePanel
 
     kw = {"data": _toy(), "auto_update": False, **kw}
     with pytest.raises(error, match=message):
@@ -123,7 +123,7 @@ def test_explore_panel_refuses_what_it_used_to_change_or_defer(kw, error, messag
 
 def test_explore_panel_keeps_its_arguments_at_the_slider_ends():
     pytest.importorskip("ipywidgets")
-    from hmlkit.widgets import PHI_MAX, TAU_MAX, ExplorePanel
+    from hmlkit.explore.widgets import PHI_MAX, TAU_MAX, ExplorePanel
 
     panel = ExplorePanel(data=_toy(), n_estimators=np.int64(TAU_MAX), min_samples_leaf=PHI_MAX,
                          auto_update=np.bool_(False))

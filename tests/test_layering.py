@@ -15,7 +15,9 @@ PACKAGES = ("hmlkit", "benchmarks")  # the kit, and the benchmarks beside it (no
 # the baselines of the comparison tables, the benchmarks or the widgets
 CORE = ("hmlkit.forest", "hmlkit.affinity", "hmlkit.complete", "hmlkit.cluster", "hmlkit.tags", "hmlkit.metrics",
         "hmlkit.features", "hmlkit.data", "hmlkit.primitives", "hmlkit.executors", "hmlkit.dask_backend")
-ABOVE_CORE = ("hmlkit.studies", "hmlkit.baselines", "benchmarks", "hmlkit.widgets")
+ABOVE_CORE = ("hmlkit.studies", "hmlkit.baselines", "benchmarks", "hmlkit.explore")
+# the panels of studies/explore.ipynb: the top of the kit, which nothing else imports
+EXPLORE = "hmlkit.explore"
 
 
 def _modules():
@@ -159,3 +161,40 @@ def test_primitives_and_executors_know_nothing_of_the_estimators():
         if _within(m, ("hmlkit.executors", "hmlkit.dask_backend")):
             assert not any(_within(t, ("hmlkit.forest", "hmlkit.affinity", "hmlkit.complete", "hmlkit.cluster"))
                            for t in targets), (m, targets)
+
+
+def test_nothing_below_the_explore_panels_imports_them():
+    """The sweep engine and the two panels (hmlkit.explore) sit above the studies: no study,
+    baseline, estimator or benchmark imports them."""
+    g = import_graph()
+    bad = {m: sorted(t for t in targets if _within(t, (EXPLORE,))) for m, targets in g.items()
+           if not _within(m, (EXPLORE,))}
+    assert not {m: t for m, t in bad.items() if t}, bad
+    assert {"hmlkit.explore.engine", "hmlkit.explore.widgets"} <= g["hmlkit.explore.panel"]
+
+
+def test_the_sweep_engine_runs_without_widgets():
+    """The engine runs headless (papermill, scripts): it imports neither panel nor ipywidgets,
+    and the package's __init__ imports nothing, so importing the engine loads no widget."""
+    g = import_graph()
+    assert not g["hmlkit.explore.engine"] & {"hmlkit.explore.panel", "hmlkit.explore.widgets"}
+    assert not g["hmlkit.explore"]
+    tree = ast.parse((ROOT / "hmlkit" / "explore" / "engine.py").read_text())
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert not any(n.split(".")[0] == "ipywidgets" for n in names)
+
+
+def test_the_explore_modules_import_no_private_name_of_each_other():
+    """The sweep panel took the method list through widgets._method_options: each module of the
+    package offers the others public names only."""
+    mods = _modules()
+    bad = []
+    for name, path in mods.items():
+        if not _within(name, (EXPLORE,)):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and any(
+                    t.startswith(EXPLORE) for t in _targets(mods, name, node)):
+                bad += [(name, a.name) for a in node.names if a.name.startswith("_")]
+    assert not bad, f"private names imported across hmlkit.explore: {bad}"

@@ -7,7 +7,7 @@ import pytest  # noqa: E402
 
 pytest.importorskip("ipywidgets")
 
-from hmlkit.widgets import ExplorePanel  # noqa: E402
+from hmlkit.explore.widgets import ExplorePanel  # noqa: E402
 
 from test_studies_core import toy  # noqa: E402
 

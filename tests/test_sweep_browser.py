@@ -1,14 +1,14 @@
 """The sweep panel in a real JupyterLab, driven by headless Chromium (Debian's ``chromium``
 and ``chromium-driver``, as ``test_explore_browser``): start a 6-point tau sweep on the quick
-profile, see points arrive on the plot while it runs, Cancel, see it stop within 2 s with the
-points done kept, Save, and open the saved netCDF.
+profile (double-clicked: no false error), see what it runs (every setting and where it comes
+from), see points arrive on the plot while it runs, Cancel, see it stop within 2 s with the
+points done kept, Save, and open the saved netCDF at the path the panel names.
 
 Prints the panel's responsiveness: Cancel to the stop shown in the page, and each point's end
 (in the kernel) to its plot in the page. ``HMLKIT_SCREENSHOTS=DIR`` keeps the screenshots
 (``sweep_panel.png``: the panel after the cancel)."""
 import json
 import os
-import shutil
 import time
 from pathlib import Path
 
@@ -18,6 +18,7 @@ from test_explore_browser import (  # noqa: F401
     DRIVER,
     REPO,
     _click,
+    _dismiss_dialog,
     _run_all,
     _wait,
     browser,
@@ -46,12 +47,22 @@ return true;
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """(url, folder) of a JupyterLab server on 127.0.0.1 serving a copy of the explore
-    notebook in ``folder`` (its kernel's working directory: Save writes there)."""
+    """(url, folder, saved) of a JupyterLab server on 127.0.0.1 serving a copy of the explore
+    notebook in ``folder`` (its kernel's working directory), whose Save writes to ``saved``:
+    the notebook's results_dir / figures_dir are ``saved/results``, ``saved/figures`` written
+    relative to ``folder`` (as "results/explore" was), so a path shown relative to the
+    kernel's folder, or a batch command that writes elsewhere, shows."""
     root = tmp_path_factory.mktemp("sweeplab")
-    shutil.copy(REPO / "studies" / "explore.ipynb", root / "explore.ipynb")
+    saved = tmp_path_factory.mktemp("sweepsaved")
+    nb = json.loads((REPO / "studies" / "explore.ipynb").read_text())
+    params = next(c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", []))
+    folders = {k: os.path.relpath(saved / v, root) for k, v in (("results_dir", "results"), ("figures_dir", "figures"))}
+    params["source"] = [next((f"{k} = {str(v)!r}\n" for k, v in folders.items() if line.startswith(f"{k} =")), line)
+                        for line in params["source"]]
+    assert any(folders["results_dir"] in line for line in params["source"])
+    (root / "explore.ipynb").write_text(json.dumps(nb))
     with jupyterlab(root) as url:
-        yield url, root
+        yield url, root, saved
 
 
 def _run_to_panel(drv):
@@ -79,19 +90,27 @@ def _text(drv, cls):
     return els[0].text if els else ""
 
 
+def _html(drv, cls):
+    from selenium.webdriver.common.by import By
+
+    els = drv.find_elements(By.CSS_SELECTOR, f".hmlkit-sweep-{cls}")
+    return els[0].get_attribute("innerHTML") if els else ""
+
+
 def _points_done(drv):
     t = _text(drv, "progress")
     return int(t.split("/")[0]) if "/" in t else -1
 
 
 def test_sweep_panel_in_jupyterlab_cancel_and_save(lab, browser, tmp_path):  # noqa: F811
+    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
     shots = Path(os.environ.get("HMLKIT_SCREENSHOTS", tmp_path))
     shots.mkdir(parents=True, exist_ok=True)
     drv = browser
-    url, root = lab
+    url, root, saved = lab
     t_begin = time.time()
     drv.get(f"{url}/lab/tree/explore.ipynb")
     _wait(lambda: drv.find_elements(By.CSS_SELECTOR, ".jp-Notebook .jp-Cell"), 120, "the notebook")
@@ -109,11 +128,21 @@ def test_sweep_panel_in_jupyterlab_cancel_and_save(lab, browser, tmp_path):  # n
     seeds.send_keys("2", Keys.TAB)
     time.sleep(1.0)  # the values reach the kernel
     drv.find_element(By.CSS_SELECTOR, ".hmlkit-sweep-panel").location_once_scrolled_into_view
+    # what Start will run, each setting with where it comes from, and where Save writes
+    effective = _wait(lambda: (t := _text(drv, "effective")) and "5, 10, 20" in t and "2 from seed 0" in t and t,
+                      30, "the effective settings", drv)
+    for shown in ("samples", "300", "the quick profile", "profile", "quick", "swept", "n_jobs",
+                  str(saved / "results" / "sweep.nc")):
+        assert shown in effective, (shown, effective)
     drv.execute_script(WATCH_PLOT)
-    _click(drv, lambda: start, "Start")
+    _dismiss_dialog(drv)
+    ActionChains(drv).double_click(start).perform()  # a double click: one sweep, no error
     t_start = time.time()
     # the panel answers while the sweep runs: points arrive on the plot one by one
     _wait(lambda: _text(drv, "progress").startswith("0/6"), 30, "the sweep to start", drv)
+    time.sleep(1.0)  # the second click's answer reaches the page
+    assert "crimson" not in _html(drv, "status") and "a sweep is running" not in _text(drv, "status"), \
+        _text(drv, "status")
     _wait(lambda: _points_done(drv) >= 2 and len(drv.execute_script("return window.__plotTimes")) >= 3, 120,
           "two points on the plot", drv)
     plot_times = drv.execute_script("return window.__plotTimes")
@@ -133,13 +162,18 @@ def test_sweep_panel_in_jupyterlab_cancel_and_save(lab, browser, tmp_path):  # n
     name.send_keys("browser_sweep", Keys.TAB)
     time.sleep(1.0)
     _click(drv, lambda: drv.find_element(By.CSS_SELECTOR, ".hmlkit-sweep-save"), "Save")
-    _wait(lambda: _text(drv, "status").startswith("saved"), 30, "the save", drv)
+    status = _wait(lambda: (t := _text(drv, "status")).startswith("saved") and t, 30, "the save", drv)
 
     import xarray as xr
 
-    with xr.open_dataset(root / "results" / "explore" / "browser_sweep.nc") as ds:
+    # the paths the panel names are the files' real paths, and the batch command's
+    nc, png = saved / "results" / "browser_sweep.nc", saved / "figures" / "browser_sweep.png"
+    assert status.startswith(f"saved {nc} and {png} ("), status
+    assert f"-p results_dir {saved / 'results'}" in _text(drv, "batch")
+    assert not (root / "results").exists()  # nothing in the kernel's folder
+    with xr.open_dataset(nc) as ds:
         ds.load()
-    assert (root / "figures" / "explore" / "browser_sweep.png").exists()
+    assert png.exists()
     assert list(ds.tau.values) == [5, 10, 20, 400, 800, 1600][:kept] and ds.sizes["seed"] == 2
     assert ds.attrs["state"] == "cancelled" and int(ds.attrs["n_points_done"]) == kept
     assert bool((ds.status == "done").all()) and bool(ds.score.notnull().all())

@@ -179,10 +179,12 @@ def write_text_atomic(text, path):
     return Path(path)
 
 
-def git_commit():
-    """The short commit of the kit's checkout, ``-dirty`` when its code or notebooks differ
-    from that commit (so a result never claims a commit it was not made with)."""
-    root = Path(__file__).resolve().parents[2]
+def git_commit(root=None):
+    """The short commit of the kit's checkout (or of the checkout ``root``), ``-dirty`` when
+    its code or notebooks differ from that commit (so a result never claims a commit it was
+    not made with). A notebook whose cells' sources are the commit's is not a difference:
+    JupyterLab autosaves ``studies/explore.ipynb`` with its outputs while its panels run."""
+    root = Path(root) if root is not None else Path(__file__).resolve().parents[2]
 
     def git(*args):
         return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=5)
@@ -191,10 +193,24 @@ def git_commit():
         head = git("rev-parse", "--short", "HEAD").stdout.strip()
         if not head:
             return "unknown"
-        dirty = git("status", "--porcelain", "--untracked-files=no", "--", "hmlkit", "studies").stdout.strip()
+        changed = git("diff", "--name-only", "-z", "HEAD", "--", "hmlkit", "studies").stdout.split("\0")
+        dirty = [f for f in changed if f and not (f.endswith(".ipynb") and _same_sources(
+            root / f, git("show", f"HEAD:{f}").stdout))]
         return head + ("-dirty" if dirty else "")
     except Exception:
         return "unknown"
+
+
+def _same_sources(path, committed):
+    """Notebook ``path`` holds the cells (types and sources) of the notebook text ``committed``;
+    outputs, execution counts and metadata aside."""
+    def cells(text):
+        return [(c.get("cell_type"), "".join(c.get("source", ""))) for c in json.loads(text)["cells"]]
+
+    try:
+        return cells(Path(path).read_text()) == cells(committed)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
 
 
 def key_id(run_key):

@@ -2,7 +2,7 @@
 on ``n_seeds`` seeds, scored into an :class:`xarray.Dataset` shaped as the studies' results
 (``score(<parameter>, metric, seed)``, the run's settings in ``attrs``).
 
->>> from hmlkit.sweep import SweepSettings, run_sweep
+>>> from hmlkit.explore.engine import SweepSettings, run_sweep
 >>> ds = run_sweep(SweepSettings(param="tau", values="10:500:8", n_seeds=3))   # headless
 
 :class:`Sweep` runs the same thing in a thread (:meth:`Sweep.start`), reporting each fit and
@@ -24,6 +24,7 @@ trees: 43 s instead of 81 s).
 from __future__ import annotations
 
 import json
+import math
 import re
 import threading
 import time
@@ -34,19 +35,19 @@ import xarray as xr
 
 import hmlkit
 
-from . import studies as study
-from ._validation import InvalidParameterError, check_estimator_params, check_int
-from .baselines import registry, run_clustering
-from .baselines.run import make_estimator
-from .cluster import GRAPH_PARAMS, PAPER_SETTINGS, HMLClustering
-from .data import require
-from .executors import stop_on
-from .studies.config import SCORE_METRICS, check_dataset, check_sparseness
-from .studies.data import sparsify, with_layers
-from .studies.grids import clustering_scores
-from .studies.profiles import check_profile
-from .studies.profiles import settings as profile_settings
-from .studies.saving import git_commit
+from .. import studies as study
+from .._validation import InvalidParameterError, check_int, check_params_without_data
+from ..baselines import registry, run_clustering
+from ..baselines.run import make_estimator
+from ..cluster import GRAPH_PARAMS, PAPER_SETTINGS, HMLClustering
+from ..data import require
+from ..executors import stop_on
+from ..studies.config import SCORE_METRICS, check_dataset, check_sparseness
+from ..studies.data import sparsify, with_layers
+from ..studies.grids import clustering_scores
+from ..studies.profiles import check_profile, data_size
+from ..studies.profiles import settings as profile_settings
+from ..studies.saving import git_commit
 
 ALIASES = {"n_estimators": "tau", "min_samples_leaf": "phi", "layers": "n_layers", "tags_removed": "sparseness"}
 FOREST_KEYS = {"tau": "n_estimators", "phi": "min_samples_leaf"}  # sweep name -> estimator parameter
@@ -69,7 +70,7 @@ _running = {}  # its label
 def _claim(sweep):
     if not _RUNNING.acquire(blocking=False):
         raise SweepBusy(f"a sweep is running ({_running['sweep'].settings.label()}): cancel the running sweep "
-                        "first (its panel's Cancel, or hmlkit.sweep.running_sweep().cancel())")
+                        "first (its panel's Cancel, or hmlkit.explore.engine.running_sweep().cancel())")
     _running["sweep"] = sweep
 
 
@@ -132,7 +133,9 @@ _RANGE = re.compile(r"^\s*([-+0-9.eE]+)\s*:\s*([-+0-9.eE]+)\s*:\s*([0-9]+)\s*$")
 def parse_values(values, default=None):
     """A sweep's values: a list, one value, or text: ``"10, 50, 100"`` or ``"10:500:8"``
     (8 values evenly spaced from 10 to 500; integers when ``default`` is one). Duplicates
-    are dropped, the order kept. ValueError on an empty list or range."""
+    (of the same type and value: ``1`` and ``1.0`` are distinct values of ``max_features``,
+    ``1`` and ``True`` of any parameter) are dropped, the order kept. ValueError on an empty
+    list or range."""
     if isinstance(values, str):
         m = _RANGE.match(values)
         if not m and values.count(":") == 2 and "," not in values:  # a range, not a value
@@ -149,20 +152,70 @@ def parse_values(values, default=None):
         vals = [v.item() if isinstance(v, np.generic) else v for v in values]
     else:
         vals = [values.item() if isinstance(values, np.generic) else values]
-    out = []
-    for v in vals:
-        if v not in out:
-            out.append(v)
+    out = _distinct(vals)
     if not out:
         raise ValueError(f"values: no value to sweep (an empty list or range, {values!r}); give e.g. "
                          "'10, 50, 100' or '10:500:8' (8 values from 10 to 500)")
     return tuple(out)
 
 
-def check_value(param, value, defaults):
-    """``value`` of sweep parameter ``param`` as the method takes it; a clear ValueError
-    (naming the parameter and the value) when it is refused."""
+def _key(v):
+    """A value's identity for dropping duplicates: its type and value (``1 == 1.0 == True``
+    in Python, three different settings of a parameter)."""
     try:
+        hash(v)
+        return type(v), v
+    except TypeError:
+        return type(v), repr(v)
+
+
+def _distinct(vals):
+    """``vals`` without repeats (by :func:`_key`), the order kept, in linear time."""
+    seen, out = set(), []
+    for v in vals:
+        k = _key(v)
+        if k not in seen:
+            seen.add(k)
+            out.append(v)
+    return out
+
+
+def as_labels(values):
+    """True when ``values`` must be stored and drawn as text, not numbers: a None or a string
+    among them, booleans beside numbers, or two values equal as numbers (``1`` and ``1.0`` of
+    ``max_features``: one feature, every feature)."""
+    values = list(values)
+    if any(v is None or isinstance(v, str) for v in values):
+        return True
+    bools = [isinstance(v, (bool, np.bool_)) for v in values]
+    if any(bools) and not all(bools):
+        return True
+    try:
+        return len({float(v) for v in values}) < len(values)
+    except (TypeError, ValueError):
+        return True
+
+
+def probe_estimator(method, fixed=None):
+    """The unfitted estimator of ``method`` with the estimator parameters of the (checked)
+    sweep settings ``fixed`` set, over the method's own settings (the paper's for
+    ``hmlrf_paper``): :func:`check_value` runs its checks on each value."""
+    name = "hmlrf" if method == PAPER else method
+    params = {FOREST_KEYS.get(k, k): v for k, v in (fixed or {}).items() if k not in DATA_PARAMS}
+    return make_estimator(name, **{**(PAPER_SETTINGS if method == PAPER else {}), **params})
+
+
+def check_value(param, value, defaults, probe=None):
+    """``value`` of sweep parameter ``param`` as the method takes it; a clear ValueError
+    (naming the parameter and the value) when it is refused: a value that is not a finite
+    number where it is a number, or one the estimator ``probe`` (the method's, unfitted, from
+    :func:`probe_estimator`) refuses in its own checks
+    (:func:`hmlkit._validation.check_params_without_data`), so that no value fails only at
+    fit time, after the data loaded."""
+    given = value
+    try:
+        if isinstance(value, (float, np.floating)) and not math.isfinite(value):
+            raise ValueError("not a finite number")
         if param == "sparseness":
             return check_sparseness(value)[0]
         if param == "n_layers":
@@ -180,15 +233,16 @@ def check_value(param, value, defaults):
         elif isinstance(d, float) and integral:
             value = float(value)
 
-        class _Probe:  # the estimator's own parameter checks, without data
-            pass
-
-        probe = _Probe()
-        probe.__dict__.update({**defaults, key: value})
-        check_estimator_params(probe)
+        if probe is not None:  # the estimator's own parameter checks, without data
+            old = getattr(probe, key)
+            setattr(probe, key, value)
+            try:
+                check_params_without_data(probe)
+            finally:
+                setattr(probe, key, old)
         return value
-    except ValueError as exc:
-        raise ValueError(f"{param}={value!r} is refused: {exc}") from None
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{param}={given!r} is refused: {exc}") from None
 
 
 def _fixed_dict(fixed):
@@ -246,8 +300,6 @@ class SweepSettings:
         if param not in sweepable(self.method, self.mode):
             raise ValueError(f"param {self.param!r} is not a parameter of {self.method} "
                              f"(choose from {', '.join(sweepable(self.method, self.mode))})")
-        values = tuple(check_value(param, v, defaults) for v in parse_values(self.values, defaults.get(
-            FOREST_KEYS.get(param, param), 1 if param == "n_layers" else None)))
         fixed = {}
         for name, v in _fixed_dict(self.fixed).items():
             k = canonical(name)
@@ -256,9 +308,11 @@ class SweepSettings:
                                  f"random_state: each seed; n_jobs: the sweep's own n_jobs), not fixed")
             if k in fixed:
                 raise ValueError(f"fixed: {k!r} is given twice (as {name!r} too)")
-            v = check_value(k, v, defaults)  # checked even where the swept values win below
-            if k != param:  # the swept parameter's values win over a fixed one
-                fixed[k] = v
+            fixed[k] = check_value(k, v, defaults, probe_estimator(self.method))  # even where the swept values win
+        fixed.pop(param, None)  # the swept parameter's values win over a fixed one
+        probe = probe_estimator(self.method, fixed)
+        values = tuple(_distinct(check_value(param, v, defaults, probe) for v in parse_values(
+            self.values, defaults.get(FOREST_KEYS.get(param, param), 1 if param == "n_layers" else None))))
         if "n_estimators" in defaults and "tau" not in fixed and param != "tau":
             fixed["tau"] = profile_settings("fig8_parameters", self.profile)["n_estimators"]
         if self.metric not in SCORE_METRICS:
@@ -286,6 +340,44 @@ class SweepSettings:
 
     def label(self):
         return f"{self.method} {LABELS.get(self.param, self.param)} on {self.dataset}"
+
+
+def effective_settings(settings, data=None):
+    """What a sweep of ``settings`` (as given, before :meth:`SweepSettings.checked`) runs, as
+    rows ``(name, value, where it comes from)``: the profile, the data set and its samples,
+    the seeds, the swept values, every fixed value (the fixed box's, or the profile's: the
+    quick profile fixes tau = 16 when another parameter is swept), the method's own settings
+    (the paper's, the profile's) and n_jobs. Cheap: no data is loaded. ValueError as
+    :meth:`SweepSettings.checked`."""
+    s = settings.checked()
+    given = {canonical(k) for k in _fixed_dict(settings.fixed)}
+    prof = f"the {s.profile} profile"
+    rows = [("profile", s.profile, "chosen"), ("data set", s.dataset, "chosen")]
+    if data is not None:
+        rows.append(("samples", data.n_samples, "the data given"))
+    elif s.n_samples is not None:
+        rows.append(("samples", s.n_samples, "n_samples"))
+    elif s.dataset in study.SYNTHETIC:
+        n = data_size(s.dataset, s.profile)[0]
+        rows.append(("samples", n if n is not None else "all", prof))
+    elif s.dataset in ("corel5k", "corel16k"):
+        n = study.settings("real_corel", s.profile)["n_samples"]
+        rows.append(("samples", n if n is not None else "all", f"{prof} (real_corel's subset)"))
+    else:
+        rows.append(("samples", "all", "the file"))
+    rows.append(("seeds", ", ".join(map(str, s.seeds())), f"{s.n_seeds} from seed {s.seed}"))
+    rows.append((s.param, ", ".join(map(repr, s.values)), "swept"))
+    for k, v in s.fixed.items():
+        rows.append((k, v, "fixed" if k in given else prof))
+    method_params = profile_settings("fig8_parameters", s.profile)["method_params"].get(s.method, {})
+    own = {**method_params, **(PAPER_SETTINGS if s.method == PAPER else {})}
+    for k, v in own.items():
+        if FOREST_KEYS.get(s.param, s.param) != k and not any(FOREST_KEYS.get(f, f) == k for f in s.fixed):
+            rows.append((k, v, "the paper's settings" if s.method == PAPER and k in PAPER_SETTINGS else prof))
+    if "n_jobs" in estimator_defaults(s.method, s.mode):
+        rows.append(("n_jobs", s.n_jobs, "the panel's n_jobs"))
+    rows.append(("the rest", f"{s.method}'s defaults", "the estimator"))
+    return rows
 
 
 # ----------------------------------------------------------------------------- running
@@ -352,7 +444,8 @@ class Sweep:
     """One sweep: :meth:`run` here, or :meth:`start` in a thread; :meth:`cancel` from any
     thread; :attr:`result` (the points done so far) at any time.
 
-    ``on_event(event, sweep)`` is called in the running thread on ``"start"``, ``"fit"``
+    ``on_event(event, sweep)`` is called in the running thread on ``"start"``, ``"loaded"``
+    (the data is loaded: :attr:`data_summary`), ``"fit"``
     (a seed of a point done), ``"point"`` (a point done, or failed: its ``status`` and
     ``reason``) and ``"end"`` (:attr:`state` is then ``done``, ``cancelled`` or ``failed``,
     :attr:`error` says why it failed). A point that fails (a value the method refuses at
@@ -366,11 +459,13 @@ class Sweep:
                 raise ValueError(f"n_samples={settings.n_samples} subsamples a named data set; with data= given, "
                                  f"pass the sample to sweep itself")
             settings = replace(settings, dataset=GIVEN)  # what the result names, and a rerun needs
+        self.effective = effective_settings(settings, data)
         self.settings = settings.checked()
         self.data = data
         self.on_event = on_event
         self.stop_event = threading.Event()
         self.points = []  # {value, scores (seeds, metrics), seconds (seeds), finished_at, status, reason}
+        self.fit_times = []  # (value, seconds) of every fit done, for the ETA
         self.fits_done = 0
         self.state = "ready"
         self.error = None
@@ -389,6 +484,22 @@ class Sweep:
     @property
     def running(self):
         return self.state == "running"
+
+    def eta(self):
+        """Seconds left, from the fits done so far (None before the first): their mean time a
+        fit, or for ``tau`` their mean time a tree (a forest's time grows with its trees:
+        after a first point of 200 trees, 400, 800 and 1600 take 14 times as long, not 3)."""
+        if not self.fit_times:
+            return None
+        s = self.settings
+        cost = (lambda v: max(float(v), 1.0)) if s.param == "tau" else (lambda v: 1.0)
+        rate = sum(t for _, t in self.fit_times) / sum(cost(v) for v, _ in self.fit_times)
+        i = len(self.points)  # the point running
+        in_point = self.fits_done - sum(s.n_seeds for _ in self.points)
+        left = sum(cost(v) * s.n_seeds for v in s.values[i + 1:])
+        if i < len(s.values):
+            left += cost(s.values[i]) * max(0, s.n_seeds - in_point)
+        return rate * left
 
     def _emit(self, event):
         if self.on_event is not None:
@@ -435,6 +546,7 @@ class Sweep:
             self._emit("start")
             base = load_base(s, self.data)
             self.data_summary = base.summary()
+            self._emit("loaded")
             layered, forests = {}, {}
             for value in s.values:
                 scores = np.full((s.n_seeds, len(SCORE_METRICS)), np.nan)
@@ -457,6 +569,7 @@ class Sweep:
                         self.fits_done += s.n_seeds - n_done  # its fits will not run: the bar moves on
                         break
                     seconds[i] = time.time() - t0
+                    self.fit_times.append((value, seconds[i]))
                     n_done += 1
                     self.fits_done += 1
                     self._emit("fit")
@@ -485,7 +598,7 @@ class Sweep:
         s = self.settings
         pts = list(self.points)
         values = [p["value"] for p in pts]
-        if any(v is None or isinstance(v, str) for v in values):
+        if as_labels(s.values):  # decided on every value asked for: the same coordinate as points arrive
             values = [str(v) for v in values]
         dim = s.param
         nm = len(SCORE_METRICS)
@@ -504,6 +617,8 @@ class Sweep:
             "settings": s.to_json(), "state": self.state, "error": self.error or "",
             "n_points": self.n_points, "n_points_done": sum(p["status"] == "done" for p in pts),
             "data": json.dumps(self.data_summary or {}), "hmlkit_version": hmlkit.__version__,
+            "effective": json.dumps([[k, v if isinstance(v, (int, float, str, bool)) or v is None else str(v), w]
+                                     for k, v, w in self.effective]),
             "git_commit": git_commit(),
             "duration_s": round(((self.ended_at or time.time()) - self.started_at) if self.started_at else 0.0, 2)})
         if self.cancel_requested_at is not None:
@@ -527,4 +642,5 @@ def run_sweep(settings=None, data=None, **kw):
 
 
 __all__ = ["SweepSettings", "Sweep", "SweepBusy", "run_sweep", "running_sweep", "parse_values", "sweepable",
+           "effective_settings", "as_labels",
            "estimator_defaults", "load_base", "point_scores", "canonical"]

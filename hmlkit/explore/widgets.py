@@ -1,6 +1,6 @@
 """An ipywidgets panel for parameter sweeps in JupyterLab (``studies/explore.ipynb``).
 
->>> from hmlkit.widgets import ExplorePanel
+>>> from hmlkit.explore.widgets import ExplorePanel
 >>> panel = ExplorePanel()
 >>> panel            # in a notebook: the controls, the scores and a plot
 
@@ -15,16 +15,16 @@ import time
 
 import numpy as np
 
-from . import studies as study
-from ._validation import check_bool, check_int
-from .baselines import registry
-from .data import TaggedData, require
-from .studies.profiles import PROFILES
+from .. import studies as study
+from .._validation import check_bool, check_int
+from ..baselines import registry
+from ..data import TaggedData, require
+from ..studies.profiles import PROFILES
 
 TAU_MAX, PHI_MAX = 1000, 20  # the tau and phi sliders' ranges start at 1
 
 
-def _method_options():
+def method_options():
     """(label, (key, mode)) of HML-RF and of every registered clustering method x input mode."""
     opts = [("HML-RF", ("hmlrf", "hml"))]
     for name, spec in sorted(registry().items()):
@@ -79,7 +79,7 @@ class ExplorePanel:
                                style=style)
         self.hierarchy = W.Checkbox(value=True, description="hierarchy")
         self.correlations = W.Checkbox(value=True, description="correlations")
-        self.method = W.Dropdown(options=_method_options(), value=("hmlrf", "hml"), description="method",
+        self.method = W.Dropdown(options=method_options(), value=("hmlrf", "hml"), description="method",
                                  style=style)
         self.status = W.HTML()
         self.table = W.HTML()
