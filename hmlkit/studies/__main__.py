@@ -44,6 +44,8 @@ def _param(text):
     return k.strip(), v
 
 
+STOPPED_IDLE = "stopped by SIGINT while no study was running: every result is as its last run left it"
+
 # the parameters that name data: a relative path in them is the user's, from where the command
 # runs (the notebooks run in the repository)
 DATA_PARAMS = ("dataset", "datasets", "completion_datasets")
@@ -56,9 +58,10 @@ def _data_paths_from_here(parameters):
     from .config import NAMED
 
     def here(v):
-        if isinstance(v, (str, os.PathLike)) and str(v) not in NAMED and not Path(v).expanduser().is_absolute():
+        if (isinstance(v, (str, os.PathLike)) and str(v) not in NAMED and str(v).strip()
+                and not Path(v).expanduser().is_absolute()):
             return str(_given(v))
-        return v
+        return v  # a name, an absolute path, or an empty one (refused by the study, not taken as ".")
 
     out = dict(parameters)
     for k in DATA_PARAMS:
@@ -89,8 +92,8 @@ def main(argv=None):
     r.add_argument("--dry-run", action="store_true",
                    help="run nothing: list each study as up to date or with the reason it would run")
     r.add_argument("--cell-timeout", type=float, default=None, metavar="SECONDS",
-                   help="seconds a cell may run before its notebook is restarted once, then failed "
-                        "(default by profile: quick 600, standard 3600, paper none)")
+                   help="seconds a cell may run before its notebook is restarted once, then failed; inf: no "
+                        "limit (default by profile: quick 600, standard 3600, paper none)")
     rep = sub.add_parser("report", help="rewrite REPORT.md from existing results")
     rep.add_argument("--profile", default="standard", choices=PROFILES,
                      help="whose results (default standard: results/; others results/PROFILE/)")
@@ -118,8 +121,11 @@ def main(argv=None):
             return 2
         print(f"{path}: {sum(c.verdict == 'holds' for c in claims)}/{len(claims)} claims hold")
         return 0
-    from .runner import RunStopped, kept_message, run
-
+    try:
+        from .runner import RunStopped, kept_message, run
+    except KeyboardInterrupt:  # Ctrl-C while the runner loads: nothing has started
+        print(STOPPED_IDLE, file=sys.stderr)
+        return 130
     try:
         res = run(args.names, profile=args.profile, jobs=args.jobs, results_dir=_given(args.results_dir),
                   figures_dir=_given(args.figures_dir), executed_dir=_given(args.executed_dir),
@@ -132,6 +138,9 @@ def main(argv=None):
     except RunStopped as exc:
         print(f"{exc}: workers and kernels stopped, {kept_message(exc.saved)}", file=sys.stderr)
         return 128 + exc.signum
+    except KeyboardInterrupt:  # outside the run's own handling: before its studies or after them
+        print(STOPPED_IDLE, file=sys.stderr)
+        return 130
     return 0 if all(x.ok for x in res) else 1
 
 
