@@ -354,9 +354,13 @@ def test_a_second_runner_on_the_same_folders_is_refused_by_name(fake_study, caps
 
 
 # ----------------------------------------------------------- weak: float cell timeouts
-def test_a_cell_timeout_in_float_seconds_or_inf_works(fake_study, capsys):
+def test_a_cell_timeout_in_float_seconds_or_inf_works(fake_study, monkeypatch, capsys):
     """``--cell-timeout 2.5`` (a float the command accepts) failed every study at its start
     with a traitlets error, and ``inf`` (no limit) too."""
+    nb = fake_study / "notebooks" / "sleep.ipynb"  # cells that take no time, even on a busy machine
+    _notebook(nb, ["import time\ntime.sleep(pause)"],
+              'profile = "quick"\nresults_dir = "results"\nfigures_dir = "figures"\nn_jobs = 1\npause = 0.0')
+    monkeypatch.setattr(runner, "notebook_path", lambda name: nb)
     r, f = fake_study / "results", fake_study / "figures"
     for value in ("2.5", "inf"):
         assert cli(["run", STUDY, "--profile", "quick", "--force", "--cell-timeout", value, "--results-dir", str(r),
@@ -372,9 +376,8 @@ def test_a_cell_timeout_in_float_seconds_or_inf_works(fake_study, capsys):
     # and a cell past 2.5 s is stopped as such
     t0 = time.time()
     with pytest.raises(TimeoutError):
-        runner.execute_notebook(runner.notebook_path(STUDY), fake_study / "out.ipynb", cell_timeout=2.5, retries=0,
-                                parameters={"pause": 60.0, "results_dir": str(r), "figures_dir": str(f)},
-                                cwd=str(fake_study))
+        runner.execute_notebook(nb, fake_study / "out.ipynb", cell_timeout=2.5, retries=0,
+                                parameters={"pause": 60.0}, cwd=str(fake_study))
     assert time.time() - t0 < 50
 
 

@@ -130,30 +130,47 @@ def folder_lock(folders):
     fill. Two study runners writing to one folder at once would replace each other's results
     and REPORT.md: the second is refused with a ``ValueError`` naming the folder and the
     holder. The lock ends with its holder, even one killed. POSIX only (Linux, macOS); where
-    ``fcntl`` is missing (Windows) no lock is taken."""
+    ``fcntl`` is missing (Windows), or a file system has no locks (some network mounts), no
+    lock is taken, with a warning in the second case."""
     try:
         import fcntl
     except ImportError:
         yield
         return
     import sys
+    import warnings
 
     held = []
     try:
         for folder, what in {os.path.realpath(f): w for f, w in folders.items()}.items():
-            fd = os.open(os.path.join(folder, LOCK_FILE), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, file_mode())
+            path, fd = os.path.join(folder, LOCK_FILE), None
+            for flags in (os.O_RDWR | os.O_CREAT, os.O_RDONLY):  # read-only: a lock file of another user
+                try:
+                    fd = os.open(path, flags | os.O_CLOEXEC, file_mode())
+                    break
+                except OSError as exc:
+                    error = exc
             try:
+                if fd is None:
+                    raise error
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as exc:
+            except BlockingIOError:
                 holder = os.pread(fd, 400, 0).decode(errors="replace").strip() or "a process"
                 os.close(fd)
-                if isinstance(exc, BlockingIOError):
-                    raise ValueError(f"{what} {folder!r} is in use by another run of the study runner ({holder}); "
-                                     f"wait for it to end, or give this run other folders") from None
-                raise ValueError(f"{what} {folder!r} cannot be locked ({exc.strerror or exc})") from None
+                raise ValueError(f"{what} {folder!r} is in use by another run of the study runner ({holder}); "
+                                 f"wait for it to end, or give this run other folders") from None
+            except OSError as exc:
+                if fd is not None:
+                    os.close(fd)
+                warnings.warn(f"{what} {folder!r} cannot be locked ({exc.strerror or exc}): a second run writing "
+                              f"there at once would not be refused", stacklevel=3)
+                continue
             held.append(fd)
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"pid {os.getpid()}: {' '.join(sys.argv)}"[:400].encode(), 0)
+            try:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"pid {os.getpid()}: {' '.join(sys.argv)}"[:400].encode(), 0)
+            except OSError:
+                pass  # opened read-only: the holder goes unnamed
         yield
     finally:
         for fd in held:
