@@ -424,7 +424,10 @@ def test_a_folder_named_like_a_built_in_data_set_does_not_shadow_it(tmp_path, mo
             check_dataset(empty)
         with pytest.raises(ValueError, match="dataset is an empty string"):
             load_dataset(empty)
-    assert _data_paths_from_here({"dataset": ""}) == {"dataset": ""}  # not the current folder
+    for given in ({"dataset": ""}, {"datasets": ["trecvid", " "]}):  # not the current folder
+        with pytest.raises(ValueError, match="an empty data path"):
+            _data_paths_from_here(given)
+    assert _data_paths_from_here({"dataset": "trecvid"}) == {"dataset": "trecvid"}  # a name, not ./trecvid
 
 
 # ----------------------------------------------------------- weak: Ctrl-C at the start

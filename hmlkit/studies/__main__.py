@@ -58,10 +58,12 @@ def _data_paths_from_here(parameters):
     from .config import NAMED
 
     def here(v):
-        if (isinstance(v, (str, os.PathLike)) and str(v) not in NAMED and str(v).strip()
-                and not Path(v).expanduser().is_absolute()):
+        if isinstance(v, str) and not v.strip():  # Path("") is ".": the current folder
+            raise ValueError(f"--set {k}={v!r}: an empty data path; give a named data set "
+                             f"({', '.join(NAMED)}) or the path of a data file or folder")
+        if isinstance(v, (str, os.PathLike)) and str(v) not in NAMED and not Path(v).expanduser().is_absolute():
             return str(_given(v))
-        return v  # a name, an absolute path, or an empty one (refused by the study, not taken as ".")
+        return v
 
     out = dict(parameters)
     for k in DATA_PARAMS:
