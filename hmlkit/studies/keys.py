@@ -7,8 +7,9 @@ A result (``results/<study>.nc``) stores in its ``attrs``:
               count nor the output folders, which do not change a result) and the versions
               of the numerical libraries;
 ``run_deps``  set by the notebook's kernel when it saves: the content digest of every
-              module of the kit loaded in the kernel (``sys.modules``), of the kit's package
-              data, and of every file the kit's data layer (``hmlkit.data``) opened.
+              module of the kit loaded in the kernel (``sys.modules``) and of the kit's
+              package data; and every file the kit's data layer (``hmlkit.data``) opened, by
+              the path it was opened by, the file that path led to and its content digest.
 
 Why the loaded modules are the right per-study code digest: code that ran in the kernel
 belongs to a module the kernel imported, so a change anywhere else cannot move the result;
@@ -18,16 +19,15 @@ another process (joblib, Dask workers) is imported by the kernel too, to be sent
 
 A study is up to date when its result, figure and executed notebook exist, no failed
 notebook of a later run lies beside them, no commit of its files was cut short, its
-``run_key`` equals the one computed now, and every file in its ``run_deps`` still has the
-recorded digest. A failed or interrupted run commits nothing (``hmlkit.studies.runner``),
+``run_key`` is the one computed now, and every file in its ``run_deps`` is still reached
+by its path and has the recorded digest. A failed or interrupted run commits nothing (``hmlkit.studies.runner``),
 so it stores no key; a commit killed midway (SIGKILL, power loss) leaves its marker
 (:func:`commit_marker`), and moves the file carrying the key last.
 
 Keys are compared as canonical JSON text (:func:`canonical`): JSON writes each value with
 its type (``1``, ``1.0`` and ``true`` are three texts), where Python's ``==`` calls 1, 1.0
-and True equal although a notebook reads them apart. A data file is recorded by the path
-it was opened by, the file that path led to and that file's digest, so that a symlink
-pointed at other data makes the result stale. A stored key that cannot be read (made by
+and True equal although a notebook reads them apart. A data file's recorded target makes
+a symlink pointed at other data a reason to rerun. A stored key that cannot be read (made by
 hand, by another tool, or by an earlier format of this one) makes its study rerun, with
 the reason; it never stops a run.
 """
