@@ -331,9 +331,13 @@ def test_a_second_runner_on_the_same_folders_is_refused_by_name(fake_study, caps
     started, out = threading.Event(), {}
 
     def first():
-        out["res"] = runner.run([STUDY], profile="quick", results_dir=r, figures_dir=f, cwd=fake_study,
-                                parameters={"pause": 3.0},
-                                log=lambda line: started.set() if line.startswith("running") else None)
+        try:
+            out["res"] = runner.run([STUDY], profile="quick", results_dir=r, figures_dir=f, cwd=fake_study,
+                                    parameters={"pause": 3.0, "n_jobs": 1},  # one process: nothing to compile first
+                                    log=lambda line: started.set() if line.startswith("running") else None)
+        except BaseException as exc:  # noqa: BLE001 - said by the test
+            out["error"] = exc
+            started.set()
 
     t = threading.Thread(target=first)
     t.start()
@@ -346,11 +350,12 @@ def test_a_second_runner_on_the_same_folders_is_refused_by_name(fake_study, caps
         assert runner.run([STUDY], profile="quick", results_dir=r, figures_dir=f, dry_run=True,
                           log=lambda *a: None)  # a dry run only reads: not refused
     finally:
-        t.join(120)
+        t.join(600)
+    assert "error" not in out, out["error"]
     assert out["res"][0].ok, out["res"][0].error
     # the lock ends with its run: the next one runs (up to date here)
     assert runner.run([STUDY], profile="quick", results_dir=r, figures_dir=f, cwd=fake_study,
-                      parameters={"pause": 3.0}, log=lambda *a: None)[0].up_to_date
+                      parameters={"pause": 3.0, "n_jobs": 1}, log=lambda *a: None)[0].up_to_date
 
 
 # ----------------------------------------------------------- weak: float cell timeouts
@@ -363,8 +368,8 @@ def test_a_cell_timeout_in_float_seconds_or_inf_works(fake_study, monkeypatch, c
     monkeypatch.setattr(runner, "notebook_path", lambda name: nb)
     r, f = fake_study / "results", fake_study / "figures"
     for value in ("2.5", "inf"):
-        assert cli(["run", STUDY, "--profile", "quick", "--force", "--cell-timeout", value, "--results-dir", str(r),
-                    "--figures-dir", str(f)]) == 0, capsys.readouterr()
+        assert cli(["run", STUDY, "--profile", "quick", "--force", "--cell-timeout", value, "--set", "n_jobs=1",
+                    "--results-dir", str(r), "--figures-dir", str(f)]) == 0, capsys.readouterr()
     assert runner.resolve_cell_timeout(2.5, "quick") == 2.5
     assert runner.resolve_cell_timeout(float("inf"), "quick") is None
     assert runner.resolve_cell_timeout("profile", "quick") == runner.CELL_TIMEOUT["quick"]
