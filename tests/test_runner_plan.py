@@ -18,6 +18,10 @@ def test_a_results_own_duration_comes_before_the_table(tmp_path):
     assert runner.expected_seconds("seed_sfss", tmp_path) == runner.STANDARD_SECONDS.get("seed_sfss", 0)
     (tmp_path / "seed_ghfart.nc").write_bytes(b"not a netCDF file")  # unreadable: the table's figure
     assert runner.expected_seconds("seed_ghfart", tmp_path) == runner.STANDARD_SECONDS.get("seed_ghfart", 0)
+    # a duration no run gives (written by hand): the table's figure, not an order NaN would scramble
+    for bad in (float("nan"), float("inf"), -5.0, "soon"):
+        _result(tmp_path, "seed_mhcrf", bad)
+        assert runner.expected_seconds("seed_mhcrf", tmp_path) == runner.STANDARD_SECONDS.get("seed_mhcrf", 0), bad
 
 
 def test_longest_first_and_every_core_for_the_one_that_sets_the_wall_time(tmp_path):

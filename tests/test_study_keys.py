@@ -59,7 +59,8 @@ def test_status_names_each_reason(tmp_path):
     data = tmp_path / "data.arff"
     data.write_text("@relation x\n")
     key = keys.run_key(NB, {"profile": "quick", "seed": 0})
-    deps = {"modules": {str(src): keys.file_digest(src)}, "data": {str(data): keys.file_digest(data)}}
+    deps = {"modules": {str(src): keys.file_digest(src)},
+            "data": {str(data): {"target": keys._data_name(data), "sha256": keys.file_digest(data)}}}
     rd, fd, ed = _write_result(tmp_path, "s", key, deps)
     assert keys.status("s", key, rd, fd, ed) is None
     assert "parameters changed: seed 0 -> 1" in keys.status("s", keys.run_key(NB, {"profile": "quick", "seed": 1}),
@@ -134,7 +135,8 @@ def test_data_found_through_a_setting_is_named_by_it(tmp_path, monkeypatch):
     name = keys._data_name(f)
     assert name == "$HMLKIT_SHARED_DATA/corel5k/train.arff" and keys._absolute(name) == f
     key = keys.run_key(NB, {"profile": "quick"})
-    rd, fd, ed = _write_result(tmp_path / "r", "s", key, {"modules": {}, "data": {name: keys.file_digest(f)}})
+    rd, fd, ed = _write_result(tmp_path / "r", "s", key,
+                               {"modules": {}, "data": {name: {"target": name, "sha256": keys.file_digest(f)}}})
     assert keys.status("s", key, rd, fd, ed) is None
     monkeypatch.setenv("HMLKIT_SHARED_DATA", str(other))
     assert keys.status("s", key, rd, fd, ed) == "data changed: $HMLKIT_SHARED_DATA/corel5k/train.arff"

@@ -114,8 +114,12 @@ def load_dataset(spec, n_samples: int | None = None, random_state=0, **kw) -> Ta
     NUS-WIDE, ``n_features=`` for ARFF, ``n_layers=`` for Corel5k, which
     also gets ``random_state``).
 
+    A name (``"trecvid"``, ``"corel5k"``...) is always the built-in data set, even where the
+    current folder holds a file or folder of that name: give that one as ``"./trecvid"``
+    or a ``Path``.
+
     Raises ``FileNotFoundError`` naming a missing path and ``ValueError``
-    listing what is accepted for anything else.
+    listing what is accepted for anything else (an empty string included).
     """
     if n_samples is not None and (isinstance(n_samples, (bool, np.bool_))
                                   or not isinstance(n_samples, (int, np.integer)) or n_samples < 1):
@@ -124,13 +128,17 @@ def load_dataset(spec, n_samples: int | None = None, random_state=0, **kw) -> Ta
         if kw:
             raise ValueError(f"unexpected options for a TaggedData: {', '.join(sorted(kw))}")
         data = spec
-    elif isinstance(spec, str) and spec in SYNTHETIC_PROFILES and not Path(spec).exists():
+    elif isinstance(spec, str) and not spec.strip():  # Path("") is ".", the current folder
+        raise ValueError(f"dataset is an empty string; accepted: {ACCEPTED}")
+    # a name is the built-in data set even where a file or folder of that name is (a study
+    # runs in whatever folder it is started from): such a path is given as ./name or a Path
+    elif isinstance(spec, str) and spec in SYNTHETIC_PROFILES:
         if kw:
             raise ValueError(f"unexpected options for the synthetic profile {spec!r}: {', '.join(sorted(kw))}")
         return make_synthetic(profile=spec, n_samples=n_samples, random_state=random_state)
-    elif isinstance(spec, str) and spec == "corel5k" and not Path(spec).exists():
+    elif isinstance(spec, str) and spec == "corel5k":
         data = _load_corel5k_spec(None, kw, random_state)
-    elif isinstance(spec, str) and spec in REAL_ALIASES and not Path(spec).exists():
+    elif isinstance(spec, str) and spec in REAL_ALIASES:
         data = _load_arff_spec(find_corel16k(), kw)
     elif isinstance(spec, (str, Path)):
         path = Path(spec).expanduser()

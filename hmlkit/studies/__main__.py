@@ -44,6 +44,8 @@ def _param(text):
     return k.strip(), v
 
 
+STOPPED_IDLE = "stopped by SIGINT while no study was running: every result is as its last run left it"
+
 # the parameters that name data: a relative path in them is the user's, from where the command
 # runs (the notebooks run in the repository)
 DATA_PARAMS = ("dataset", "datasets", "completion_datasets")
@@ -56,6 +58,9 @@ def _data_paths_from_here(parameters):
     from .config import NAMED
 
     def here(v):
+        if isinstance(v, str) and not v.strip():  # Path("") is ".": the current folder
+            raise ValueError(f"--set {k}={v!r}: an empty data path; give a named data set "
+                             f"({', '.join(NAMED)}) or the path of a data file or folder")
         if isinstance(v, (str, os.PathLike)) and str(v) not in NAMED and not Path(v).expanduser().is_absolute():
             return str(_given(v))
         return v
@@ -95,8 +100,8 @@ def main(argv=None):
                        help="run the studies' cells on the workers of this Dask scheduler (default: "
                             "$DASK_SCHEDULER_ADDRESS if set, else local processes; docs/cluster.md)")
     r.add_argument("--cell-timeout", type=float, default=None, metavar="SECONDS",
-                   help="seconds a cell may run before its notebook is restarted once, then failed "
-                        "(default by profile: quick 600, standard 3600, paper none)")
+                   help="seconds a cell may run before its notebook is restarted once, then failed; inf: no "
+                        "limit (default by profile: quick 600, standard 3600, paper none)")
     rep = sub.add_parser("report", help="rewrite REPORT.md from existing results")
     rep.add_argument("--profile", default="standard", choices=PROFILES,
                      help="whose results (default standard: results/; others results/PROFILE/)")
@@ -124,9 +129,12 @@ def main(argv=None):
             return 2
         print(f"{path}: {sum(c.verdict == 'holds' for c in claims)}/{len(claims)} claims hold")
         return 0
-    from .cells import CellError
-    from .runner import RunStopped, kept_message, run
-
+    try:
+        from .cells import CellError
+        from .runner import RunStopped, kept_message, run
+    except KeyboardInterrupt:  # Ctrl-C while the runner loads: nothing has started
+        print(STOPPED_IDLE, file=sys.stderr)
+        return 130
     try:
         res = run(args.names, profile=args.profile, jobs=args.jobs, results_dir=_given(args.results_dir),
                   figures_dir=_given(args.figures_dir), executed_dir=_given(args.executed_dir),
@@ -140,6 +148,9 @@ def main(argv=None):
     except RunStopped as exc:
         print(f"{exc}: workers and kernels stopped, {kept_message(exc.saved)}", file=sys.stderr)
         return 128 + exc.signum
+    except KeyboardInterrupt:  # outside the run's own handling: before its studies or after them
+        print(STOPPED_IDLE, file=sys.stderr)
+        return 130
     return 0 if all(x.ok for x in res) else 1
 
 

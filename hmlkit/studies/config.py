@@ -77,9 +77,22 @@ def jsonable(o):
     return str(o)
 
 
-def _check_int(name, value, low=1):
+# Upper bounds of a study's counts: far above any profile's, below what would run for days
+# or fail deep inside numpy ("Maximum allowed dimension exceeded") without naming the parameter.
+MAX_TREES = 100_000        # n_estimators, taus (the paper's largest forest has 2000 trees)
+MAX_FOLDS = 1000           # folds, table1_folds (the paper repeats 10 times)
+MAX_SHOWN = 100            # clusters, members and examples a figure shows (rows or panels of one figure)
+MAX_SEED = 2 ** 32 - 1     # numpy's RandomState (scikit-learn's random_state) takes seeds below 2**32
+_HIGH = {"n_estimators": MAX_TREES, "taus": MAX_TREES, "folds": MAX_FOLDS, "table1_folds": MAX_FOLDS,
+         "n_clusters_shown": MAX_SHOWN, "n_members_shown": MAX_SHOWN, "n_examples": MAX_SHOWN}
+
+
+def _check_int(name, value, low=1, high=None):
+    high = _HIGH.get(name) if high is None else high
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
         raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be an integer <= {high}, got {value!r}")
     return int(value)
 
 
@@ -112,8 +125,10 @@ def check_dataset(dataset):
     NUS-WIDE directory)."""
     if not isinstance(dataset, (str, os.PathLike)):
         raise ValueError(f"dataset must be one name {NAMED} or a path, got {dataset!r}")
-    if str(dataset) in NAMED:
-        return str(dataset)
+    if isinstance(dataset, str) and not dataset.strip():  # Path("") is ".", the folder the study runs in
+        raise ValueError(f"dataset is an empty string: give one name {NAMED} or the path of a data file or folder")
+    if isinstance(dataset, str) and dataset in NAMED:  # the name, even where a folder of that name is
+        return dataset
     path = Path(dataset).expanduser()
     if not path.exists():
         raise ValueError(f"dataset {str(dataset)!r} is neither a named data set {NAMED} "
@@ -188,8 +203,8 @@ def setup(name, profile="quick", seed=0, results_dir="results", figures_dir="fig
     check_study(name)
     check_profile(profile)
     s = settings(name, profile)
-    seed = _check_int("seed", seed, low=0)
     folds = _check_int("folds", s["folds"] if folds is None else folds)
+    seed = _check_int("seed", seed, low=0, high=MAX_SEED - folds + 1)  # seeds seed, ..., seed + folds - 1
     n_estimators = _check_int("n_estimators", s["n_estimators"] if n_estimators is None else n_estimators)
     min_samples_leaf = _check_int("min_samples_leaf",
                                   s["min_samples_leaf"] if min_samples_leaf is None else min_samples_leaf)
@@ -284,6 +299,6 @@ def seed_setup(name, profiles, profile, seed, results_dir, figures_dir, **params
     check_injected_parameters()
     if profile not in profiles:
         raise ValueError(f"profile must be one of {sorted(profiles)}, got {profile!r}")
-    seed = _check_int("seed", seed, low=0)
+    seed = _check_int("seed", seed, low=0, high=MAX_SEED)
     return SeedConfig(name=name, profile=profile, seed=seed, results_dir=profile_dir(results_dir, profile),
                       figures_dir=profile_dir(figures_dir, profile), params=params)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import ast
 import json
+import math
+import numbers
 import os
 import re
 import resource
@@ -28,7 +30,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,7 +42,7 @@ from .profiles import STUDIES, check_profile, check_study
 from .progress import ENV_FILE as PROGRESS_ENV
 from .progress import read_status
 from .report import render_report
-from .saving import STAGE_ENV, check_folder, make_stage, remove_stale_temps, write_text_atomic
+from .saving import STAGE_ENV, check_folder, folder_lock, make_stage, remove_stale_temps, write_text_atomic
 
 NOTEBOOK_DIR = REPO_ROOT / "studies"
 EXTRA_NOTEBOOKS = ("explore",)
@@ -210,10 +212,14 @@ def _worker_init():
 
 class _StopOnSignal:
     """Within the block, SIGTERM and SIGINT raise :class:`RunStopped` in the main thread
-    (once: later signals are ignored while the run stops). Outside the main thread,
-    nothing changes."""
+    (once: later signals are ignored while the run stops), whose ``saved`` is then the
+    list ``kept`` (the studies committed so far). Outside the main thread, nothing
+    changes."""
 
     SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+    def __init__(self, kept=None):
+        self.kept = kept
 
     def __enter__(self):
         self.saved = None
@@ -225,7 +231,9 @@ class _StopOnSignal:
 
     def _raise(self, signum, frame):
         self.ignore()
-        raise RunStopped(signum)
+        exc = RunStopped(signum)
+        exc.saved = list(self.kept or [])
+        raise exc
 
     def ignore(self):
         if self.saved is not None:
@@ -302,7 +310,9 @@ def expected_seconds(name, results_dir):
             import netCDF4
 
             with netCDF4.Dataset(str(nc)) as ds:
-                return float(ds.getncattr("duration_s"))
+                seconds = float(ds.getncattr("duration_s"))
+            if math.isfinite(seconds) and seconds >= 0:  # else written by hand: the table's figure
+                return seconds
         except (OSError, AttributeError, ValueError, TypeError):
             pass  # unreadable or made before durations were stored: the table's figure
     return float(STANDARD_SECONDS.get(name, 0))
@@ -359,10 +369,13 @@ def execute_notebook(input_path, output_path, cell_timeout=None, retries=TIMEOUT
         _SOCKETS[:] = [sockets]  # removed by a stopped worker too (_worker_stop)
         if os.name == "posix":
             kwargs.setdefault("kernel_manager_class", _ipc_kernel_manager(sockets))
+        if cell_timeout is not None:
+            # nbclient's own timeout must be a whole number of seconds (a traitlets Integer);
+            # its per-cell timeout function may give any number
+            kwargs.setdefault("timeout_func", lambda cell: cell_timeout)
         for attempt in range(retries + 1):
             try:
-                return pm.execute_notebook(str(input_path), str(output_path), execution_timeout=cell_timeout,
-                                           **kwargs)
+                return pm.execute_notebook(str(input_path), str(output_path), **kwargs)
             except TimeoutError:
                 if attempt == retries:
                     raise
@@ -561,7 +574,13 @@ def commit(stage, results_dir, figures_dir, executed_dir, stop, saved, report=Tr
     at any moment so leaves the study's results, figure, executed notebook and REPORT.md
     all from one run. The study's name is added to the list ``saved`` once its files are
     in place (before a signal held meanwhile acts). The staging folders are removed in
-    any case. Returns the report's claim results (None without a report)."""
+    any case. Returns the report's claim results (None without a report).
+
+    A kill that cannot be held (SIGKILL, the OOM killer, power loss) may come between two
+    renames: the staged files are on disk first (fsync), a marker (``keys.commit_marker``)
+    is written before the first rename and removed after the last, and the results file
+    that carries the run's key is renamed last. Such a study so reads stale (its marker,
+    or its previous key beside newer files) and reruns; never up to date."""
     results_dir = Path(os.path.realpath(results_dir))
     try:
         moves = [(p, folder / p.name) for folder, d in stage.folders.items() for p in sorted(d.iterdir())]
@@ -573,14 +592,40 @@ def commit(stage, results_dir, figures_dir, executed_dir, stop, saved, report=Tr
             rep = stage.of(results_dir) / ".REPORT.md.tmp"
             rep.write_text(text)
             moves.append((rep, results_dir / "REPORT.md"))
+        key_file = results_dir / f"{stage.name}.nc"
+        moves.sort(key=lambda move: move[1] == key_file)  # stable: the key's file last
+        for src, _ in moves:
+            _fsync(src)
+        marker = keys.commit_marker(executed_dir, stage.name)
         with stop.deferred():
+            marker.write_text(f"pid {os.getpid()}\n")
+            _fsync(marker, parent=True)
             for src, dst in moves:
                 os.replace(src, dst)
+            for folder in {dst.parent for _, dst in moves}:
+                _fsync(folder)
             (Path(executed_dir) / f"{stage.name}.failed.ipynb").unlink(missing_ok=True)  # a stale failure
+            marker.unlink()
             saved.append(stage.name)
         return claims
     finally:
         stage.remove()
+
+
+def _fsync(path, parent=False):
+    """Flush a file or folder (and with ``parent``, its folder's entry of it) to disk; a file
+    system that cannot (some network mounts) is left to its own order."""
+    for p in (path, Path(path).parent) if parent else (path,):
+        try:
+            fd = os.open(p, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            os.fsync(fd)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
 
 def resolve_names(names):
@@ -631,8 +676,9 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
     would run (``up_to_date`` if none). A running study's progress is logged every
     ``progress_every`` seconds.
 
-    ``cell_timeout``: seconds a cell may run before its notebook is started again (once)
-    and then reported failed; "profile" takes ``CELL_TIMEOUT[profile]``, None waits forever.
+    ``cell_timeout``: seconds a cell may run (any positive number) before its notebook is
+    started again (once) and then reported failed; "profile" takes ``CELL_TIMEOUT[profile]``,
+    None or ``inf`` waits forever.
 
     ``jobs`` notebooks run at once (default: min(#studies, #cores); negative as in joblib,
     -1 one per core), the longest first; each gets ``n_jobs = cores // jobs`` threads, but
@@ -641,7 +687,9 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
     ``results``/``figures`` for the standard profile, ``results/<profile>``/``figures/<profile>``
     otherwise). Executed notebooks go to ``executed_dir`` (default ``<results_dir>/executed``).
     ``parameters`` must be parameters of every notebook run (:func:`check_parameters`).
-    Every argument is checked, and each folder created and written to, before anything runs.
+    Every argument is checked, and each folder created and written to, before anything runs
+    (a dry run checks the folders alike, creating nothing). One run at a time writes to a
+    folder: a run whose folders another run holds is refused (``saving.folder_lock``).
 
     Each study that runs to its end is committed at once (:func:`commit`): its results,
     figure, executed notebook and REPORT.md (if ``report``) move into place together.
@@ -664,13 +712,16 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
                          f"{'it' if len(owned) == 1 else 'them'} (use " +
                          ", ".join(RUNNER_OWNED[k] for k in owned) + ")")
     valid = check_parameters(names, parameters)
+    # as the notebooks will receive them, and their keys record them (a tuple as a list)
+    parameters = {k: keys.notebook_value(v) for k, v in (parameters or {}).items()}
     default_results, default_figures = default_dirs(profile)
     results_dir = default_results if results_dir is None else results_dir
     figures_dir = default_figures if figures_dir is None else figures_dir
-    if cell_timeout == "profile":
-        cell_timeout = CELL_TIMEOUT[profile]
-    if cell_timeout is not None and not cell_timeout > 0:
-        raise ValueError(f"cell_timeout must be a positive number of seconds or None, got {cell_timeout!r}")
+    cell_timeout = resolve_cell_timeout(cell_timeout, profile)
+    if local_cluster is not None:
+        backends.check_workers(local_cluster)
+        if scheduler is not None:
+            raise ValueError("give local_cluster (--local-cluster) or scheduler (--scheduler), not both")
     cores = os.cpu_count() or 1
     jobs_given = jobs
     jobs = resolve_jobs(jobs, len(names), cores)
@@ -681,80 +732,71 @@ def run(names=None, profile="standard", jobs=None, results_dir=None, figures_dir
     rd, fd, ed = (d if d.is_absolute() else cwd / d for d in (results_dir, figures_dir, executed_dir))
     base = {"profile": profile, "results_dir": str(results_dir), "figures_dir": str(figures_dir),
             "n_jobs": n_jobs}
-    base.update(parameters or {})
+    base.update(parameters)
     params = {name: notebook_params(name, base, valid[name], parameters) for name in names}
     run_keys = {name: keys.run_key(notebook_path(name), params[name]) for name in names}
-    reasons = {name: "--force" if force else keys.status(name, run_keys[name], rd, fd, ed) for name in names}
-    todo = [n for n in names if reasons[n]]
-    fresh = [n for n in names if not reasons[n]]
-    for name in names:
-        log(f"  {name}: " + (f"to run ({reasons[name]})" if reasons[name] else "up to date"))
-    if local_cluster is not None:
-        backends.check_workers(local_cluster)
-    if dry_run:
-        log(f"dry run: {len(todo)} of {len(names)} studies would run, {len(fresh)} up to date")
+    folders = {rd: "results_dir (--results-dir)", fd: "figures_dir (--figures-dir)",
+               ed: "executed_dir (--executed-dir)"}
+    _check_folders(folders, create=not dry_run)  # a dry run: the same checks, nothing created
+    saved = []  # the studies committed (a stop keeps their new files)
+    # one run at a time in these folders; a stop from here on is a RunStopped (clean message)
+    with _StopOnSignal(kept=saved), (nullcontext() if dry_run else folder_lock(folders)):
+        keys.forget_digests()  # files may have changed since an earlier run of this process
+        reasons = {name: "--force" if force else _reason(name, run_keys[name], rd, fd, ed) for name in names}
+        todo = [n for n in names if reasons[n]]
+        fresh = [n for n in names if not reasons[n]]
+        for name in names:
+            log(f"  {name}: " + (f"to run ({reasons[name]})" if reasons[name] else "up to date"))
+        if dry_run:
+            log(f"dry run: {len(todo)} of {len(names)} studies would run, {len(fresh)} up to date")
+            if todo:
+                workers = local_cluster or (backends.scheduler_workers(scheduler) if scheduler else None) or cores
+                where = {p: cwd / default_dirs(p)[0] for p in ("quick", "standard", "paper")}
+                where[profile] = rd
+                for line in cost.dry_run_lines(todo, profile, where, workers):
+                    log(line)
+            if report and not todo and (rd / "REPORT.md").is_file() and _report_differs(rd, fd):
+                log(f"{rd / 'REPORT.md'} would be rewritten: the claims' code judges these results otherwise")
+            return [RunResult(n, True, 0.0, str(rd / f"{n}.nc"), up_to_date=not reasons[n], reason=reasons[n] or "")
+                    for n in names]
+        for d in (rd, fd, ed):  # staged files of a run that was killed (SIGKILL: no clean-up)
+            remove_stale_temps(d)
+        if kernel_name is None:
+            kernel_name = os.environ.get("HMLKIT_KERNEL", "python3")
+        jobs = max(1, min(jobs, len(todo)))
+        n_jobs = max(1, cores // jobs)
+        order, n_jobs_of = plan(todo, rd, jobs, cores)
+        wide = []  # the studies given every core
+        for name in todo:
+            if "n_jobs" in params[name] and "n_jobs" not in parameters:
+                params[name]["n_jobs"] = n_jobs_of[name]
+                if n_jobs_of[name] != n_jobs:
+                    wide.append(f"{name} {n_jobs_of[name]}, as it would set the wall time alone")
+        t0, cpu0 = time.time(), run_cpu_seconds()
+        results = [RunResult(n, True, 0.0, str(rd / f"{n}.nc"), up_to_date=True) for n in fresh]
+        claims = None
         if todo:
-            workers = local_cluster or (backends.scheduler_workers(scheduler) if scheduler else None) or cores
-            where = {p: cwd / default_dirs(p)[0] for p in ("quick", "standard", "paper")}
-            where[profile] = rd
-            for line in cost.dry_run_lines(todo, profile, where, workers):
-                log(line)
-        if report and not todo and (rd / "REPORT.md").is_file() and _report_differs(rd, fd):
-            log(f"{rd / 'REPORT.md'} would be rewritten: the claims' code judges these results otherwise")
-        return [RunResult(n, True, 0.0, str(rd / f"{n}.nc"), up_to_date=not reasons[n], reason=reasons[n] or "")
-                for n in names]
-    made = []  # the folders this call creates: removed again (when still empty) if a later one is refused
-    try:
-        for d, what in ((rd, "results_dir (--results-dir)"), (fd, "figures_dir (--figures-dir)"),
-                        (ed, "executed_dir (--executed-dir)")):
-            new = [p for p in (Path(d), *Path(d).parents) if not p.exists()]
-            check_folder(d, what)
-            made += new
-    except ValueError:
-        for p in made:  # deepest first, as listed
-            try:
-                p.rmdir()
-            except OSError:
-                pass  # not empty, or gone: left as it is
-        raise
-    for d in (rd, fd, ed):  # staged files of a run that was killed (SIGKILL: no clean-up)
-        remove_stale_temps(d)
-    if kernel_name is None:
-        kernel_name = os.environ.get("HMLKIT_KERNEL", "python3")
-    jobs = max(1, min(jobs, len(todo)))
-    n_jobs = max(1, cores // jobs)
-    order, n_jobs_of = plan(todo, rd, jobs, cores)
-    wide = []  # the studies given every core
-    for name in todo:
-        if "n_jobs" in params[name] and "n_jobs" not in (parameters or {}):
-            params[name]["n_jobs"] = n_jobs_of[name]
-            if n_jobs_of[name] != n_jobs:
-                wide.append(f"{name} {n_jobs_of[name]}, as it would set the wall time alone")
-    t0, cpu0 = time.time(), run_cpu_seconds()
-    results = [RunResult(n, True, 0.0, str(rd / f"{n}.nc"), up_to_date=True) for n in fresh]
-    saved, claims = [], None
-    if todo:
-        log(f"running {len(todo)} of {len(names)} studies, profile={profile}, {jobs} at once, "
-            f"n_jobs={n_jobs} each{' (' + '; '.join(wide) + ')' if wide else ''} ({len(fresh)} up to date)")
-        for name, why in unavailable_methods():
-            log(f"method {name} is unavailable ({why}): its rows will say so and the claims comparing HML-RF "
-                f"with it will be 'not checked'")
-        # processes at once: several studies, or one study's task processes (real_corel's n_jobs)
-        with _StopOnSignal():  # a stop while compiling stops the compilers too (RunStopped)
-            _warm(jobs > 1 or any(_many_processes(params[n].get("n_jobs")) for n in todo), log)
-        with backends.start(local_cluster, scheduler) as backend, _environ(backend.env):
-            log(f"cells run on {backend.describe}")
-            if backend.env and jobs_given is None:
-                jobs = len(todo)  # the cluster runs the cells: every notebook at once feeds it
-            claims = _run_pool(order, params, run_keys, reasons, jobs, rd, fd, ed, cwd, kernel_name, cell_timeout,
-                               report, log, progress_every, results, saved, t0)
-    if report and claims is None:
-        # no study committed: the report of the results there are, written when it is missing or
-        # the claims' code (which no study loads, so none reruns for it) now judges them otherwise
-        text, found = render_report(rd, fd, log=log)
-        if not (rd / "REPORT.md").is_file() or (rd / "REPORT.md").read_text(encoding="utf-8") != text:
-            write_text_atomic(text, rd / "REPORT.md")
-            claims = found
+            log(f"running {len(todo)} of {len(names)} studies, profile={profile}, {jobs} at once, "
+                f"n_jobs={n_jobs} each{' (' + '; '.join(wide) + ')' if wide else ''} ({len(fresh)} up to date)")
+            for name, why in unavailable_methods():
+                log(f"method {name} is unavailable ({why}): its rows will say so and the claims comparing HML-RF "
+                    f"with it will be 'not checked'")
+            # processes at once: several studies, or one study's task processes (real_corel's n_jobs)
+            with _StopOnSignal():  # a stop while compiling stops the compilers too (RunStopped)
+                _warm(jobs > 1 or any(_many_processes(params[n].get("n_jobs")) for n in todo), log)
+            with backends.start(local_cluster, scheduler) as backend, _environ(backend.env):
+                log(f"cells run on {backend.describe}")
+                if backend.env and jobs_given is None:
+                    jobs = len(todo)  # the cluster runs the cells: every notebook at once feeds it
+                claims = _run_pool(order, params, run_keys, reasons, jobs, rd, fd, ed, cwd, kernel_name,
+                                   cell_timeout, report, log, progress_every, results, saved, t0)
+        if report and claims is None:
+            # no study committed: the report of the results there are, written when it is missing or
+            # the claims' code (which no study loads, so none reruns for it) now judges them otherwise
+            text, found = render_report(rd, fd, log=log)
+            if not (rd / "REPORT.md").is_file() or (rd / "REPORT.md").read_text(encoding="utf-8") != text:
+                write_text_atomic(text, rd / "REPORT.md")
+                claims = found
     if report and claims is not None:
         n_hold = sum(c.verdict == "holds" for c in claims)
         log(f"report: {rd / 'REPORT.md'} ({n_hold}/{len(claims)} claims hold)")
@@ -786,6 +828,51 @@ def _environ(env):
                 os.environ[k] = v
 
 
+def resolve_cell_timeout(cell_timeout, profile):
+    """Seconds a cell may run (a float), or None for no limit: "profile" takes
+    ``CELL_TIMEOUT[profile]``; None and ``inf`` mean no limit. ``ValueError`` for anything
+    but a positive number."""
+    if isinstance(cell_timeout, str) and cell_timeout == "profile":
+        return CELL_TIMEOUT[profile]
+    if cell_timeout is None:
+        return None
+    if isinstance(cell_timeout, bool) or not isinstance(cell_timeout, numbers.Real) or not cell_timeout > 0:
+        raise ValueError(f"cell_timeout (--cell-timeout) must be a positive number of seconds, or inf or None "
+                         f"for no limit, got {cell_timeout!r}")
+    return None if math.isinf(cell_timeout) else float(cell_timeout)
+
+
+def _check_folders(folders, create=True):
+    """Check (and with ``create``, create) each of ``folders`` ({folder: what gave it}),
+    ``saving.check_folder``; the folders created are removed again (when still empty) if a
+    later one is refused."""
+    made = []
+    try:
+        for d, what in folders.items():
+            new = [p for p in (Path(d), *Path(d).parents) if not p.exists()] if create else []
+            check_folder(d, what, create=create)
+            made += new
+    except ValueError:
+        for p in made:  # deepest first, as listed
+            try:
+                p.rmdir()
+            except OSError:
+                pass  # not empty, or gone: left as it is
+        raise
+
+
+def _reason(name, key, rd, fd, ed):
+    """Why study ``name`` must run (``keys.status``), None if it is up to date. Never raises:
+    one study's stored files, whatever they hold, do not stop the judgement of the others."""
+    if name in EXTRA_NOTEBOOKS:
+        return (f"{name} always runs: a panel, not a study; what it saves is named by its own settings "
+                f"(<results_dir>/{name}/), not stored under a key")
+    try:
+        return keys.status(name, key, rd, fd, ed)
+    except Exception as exc:  # noqa: BLE001 - said as the reason to rerun
+        return f"its stored result cannot be judged ({type(exc).__name__}: {exc})"
+
+
 def notebook_params(name, base, valid, given):
     """The parameters notebook ``name`` runs with: those of ``base`` (the runner's, then the
     user's ``given``) it has (``valid``), less the user's set to the notebook's own default
@@ -803,8 +890,9 @@ def notebook_params(name, base, valid, given):
 
 
 def _same_value(a, b):
-    """``a == b`` with their types (True is not 1, 1.0 is not 1: a notebook reads them apart)."""
-    return type(a) is type(b) and a == b
+    """Whether ``a`` and ``b`` reach a notebook as the same value, types included (True is
+    not 1, 1.0 is not 1, [1, True] is not [1, 1]: a notebook reads them apart)."""
+    return keys.canonical(keys.notebook_value(a)) == keys.canonical(keys.notebook_value(b))
 
 
 def _many_processes(n_jobs):

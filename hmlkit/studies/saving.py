@@ -90,25 +90,92 @@ def remove_stale_temps(directory, target=None, dead_pids=()):
     return removed
 
 
-def check_folder(path, what):
+def check_folder(path, what, create=True):
     """Folder ``path``, created if need be, after writing a file in it: permission bits
     alone do not stop root, a read-only mount does. Raises ``ValueError`` naming ``what``
     (the argument that gave the folder) and the path if ``path`` is a file or cannot be
-    created or written to."""
+    created or written to. ``create=False`` (a dry run) creates nothing: a missing folder
+    is judged by its nearest existing parent, as creating it would be."""
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise ValueError(f"{what} {str(path)!r} is a file, not a folder")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ValueError(f"{what} {str(path)!r} cannot be created ({exc.strerror or exc})") from None
+    if create:
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"{what} {str(path)!r} cannot be created ({exc.strerror or exc})") from None
+        where, fails = path, "is not writable"
+    elif path.is_dir():
+        where, fails = path, "is not writable"
+    else:
+        where = next(p for p in path.absolute().parents if p.exists())
+        if not where.is_dir():
+            raise ValueError(f"{what} {str(path)!r} cannot be created (Not a directory: {where})")
+        fails = f"cannot be created (in {where})"
     try:  # named as a temporary file of this process: swept by remove_stale_temps if left
-        fd, probe = tempfile.mkstemp(prefix=f".write-check.{os.getpid()}-", suffix=".tmp", dir=path)
+        fd, probe = tempfile.mkstemp(prefix=f".write-check.{os.getpid()}-", suffix=".tmp", dir=where)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise ValueError(f"{what} {str(path)!r} is not writable ({exc.strerror or exc})") from None
+        raise ValueError(f"{what} {str(path)!r} {fails} ({exc.strerror or exc})") from None
     return path
+
+
+LOCK_FILE = ".hmlkit-run.lock"
+
+
+@contextmanager
+def folder_lock(folders):
+    """Hold each of ``folders`` ({folder: what gave it}) for the block: an exclusive
+    ``fcntl.flock`` on a file ``.hmlkit-run.lock`` in it, which the holder's pid and command
+    fill. Two study runners writing to one folder at once would replace each other's results
+    and REPORT.md: the second is refused with a ``ValueError`` naming the folder and the
+    holder. The lock ends with its holder, even one killed. POSIX only (Linux, macOS); where
+    ``fcntl`` is missing (Windows), or a file system has no locks (some network mounts), no
+    lock is taken, with a warning in the second case."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    import sys
+    import warnings
+
+    held = []
+    try:
+        for folder, what in {os.path.realpath(f): w for f, w in folders.items()}.items():
+            path, fd = os.path.join(folder, LOCK_FILE), None
+            for flags in (os.O_RDWR | os.O_CREAT, os.O_RDONLY):  # read-only: a lock file of another user
+                try:
+                    fd = os.open(path, flags | os.O_CLOEXEC, file_mode())
+                    break
+                except OSError as exc:
+                    error = exc
+            try:
+                if fd is None:
+                    raise error
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 400, 0).decode(errors="replace").strip() or "a process"
+                os.close(fd)
+                raise ValueError(f"{what} {folder!r} is in use by another run of the study runner ({holder}); "
+                                 f"wait for it to end, or give this run other folders") from None
+            except OSError as exc:
+                if fd is not None:
+                    os.close(fd)
+                warnings.warn(f"{what} {folder!r} cannot be locked ({exc.strerror or exc}): a second run writing "
+                              f"there at once would not be refused", stacklevel=3)
+                continue
+            held.append(fd)
+            try:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"pid {os.getpid()}: {' '.join(sys.argv)}"[:400].encode(), 0)
+            except OSError:
+                pass  # opened read-only: the holder goes unnamed
+        yield
+    finally:
+        for fd in held:
+            os.close(fd)  # releases the lock
 
 
 def make_stage(directory, name):
@@ -223,7 +290,9 @@ def given_settings(run_key):
     key's JSON (the runner's ``--set``); None for a run without a key (outside the runner)."""
     try:
         given = json.loads(run_key)["parameters"]
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
+    if not isinstance(given, dict):  # a key of another form: nothing to say about it
         return None
     return [f"{k}={json.dumps(v)}" for k, v in sorted(given.items()) if k not in ("profile", "seed")]
 
