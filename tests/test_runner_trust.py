@@ -459,9 +459,11 @@ def test_ctrl_c_while_the_command_loads_prints_a_clean_message(tmp_path):
                             stderr=subprocess.PIPE, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.time() + 60
-        while time.time() < deadline:  # the runner's imports under way (scipy comes with them)
+        # the runner's imports under way: scikit-learn's libraries come with them (scipy's are loaded
+        # earlier, with numba, by `import hmlkit`, before any code of the command runs)
+        while time.time() < deadline:
             try:
-                if "scipy" in Path(f"/proc/{proc.pid}/maps").read_text():
+                if "sklearn" in Path(f"/proc/{proc.pid}/maps").read_text():
                     break
             except OSError:
                 pass
