@@ -13,8 +13,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 
 from .._validation import check_some_tag, check_X, check_Y
-from ..complete import TransductiveScoresMixin, cluster_tag_scores, rank_observed_last  # noqa: F401  (core rules, re-exported)
 from ..data import TaggedData
+from ..tag_scores import TransductiveScoresMixin, cluster_tag_scores, rank_observed_last  # noqa: F401  (core rules, re-exported)
 from .inputs import INPUT_MODES, fit_in_mode
 
 
