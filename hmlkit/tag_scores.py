@@ -30,9 +30,9 @@ def rank_observed_last(scores, Y):
 def cluster_tag_scores(labels, Y):
     """GC completion scores from any clustering (Eq. 12, as corrected).
 
-    score(i, j) = |X_c+ without i| / (|X_c| - 1), c the cluster of sample i:
+    ``score(i, j) = |X_c+ without i| / (|X_c| - 1)``, c the cluster of sample i:
     the share of the *other* members of i's cluster with tag j observed (the
-    printed |X_c+| / (|X_c+| - 1) is a typo). A singleton cluster scores 0.
+    printed ``|X_c+| / (|X_c+| - 1)`` is a typo). A singleton cluster scores 0.
     Observed tags are ranked last.
     """
     labels = np.asarray(labels)

@@ -35,8 +35,12 @@ class GCCompleter(TransductiveScoresMixin, BaseEstimator):
 
     Attributes
     ----------
-    labels_ : (n,) cluster labels used; scores_ : (n, m) completion scores.
-    clusterer_ : the fitted copy of ``clusterer`` (when one was given).
+    labels_ : (n,) array
+        The cluster labels used.
+    scores_ : (n, m) array
+        The completion scores.
+    clusterer_ : estimator
+        The fitted copy of ``clusterer`` (when one was given).
     """
 
     def __init__(self, clusterer=None, labels=None, input_mode="vifeat"):
