@@ -120,3 +120,21 @@ def test_the_report_links_the_executed_notebook_of_each_study(tmp_path):
     (results / "executed").mkdir()
     (results / "executed" / f"{name}.ipynb").write_text("{}")
     assert link in "\n".join(study_section(name, results)[0])
+
+
+def test_no_internal_issue_number_in_code_or_docs():
+    """Code, comments, tests, tools and docs speak to users and maintainers, not to a tracker
+    (``tests/test_layout.py`` holds the pattern's own examples)."""
+    from test_layout import ISSUE_NUMBER
+
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    hits = []
+    for rel in tracked:
+        path = ROOT / rel
+        if rel == "tests/test_layout.py" or not path.is_file() or not rel.endswith(
+                (".py", ".md", ".toml", ".yml", ".cff", ".cfg", ".txt", ".rst", ".ipynb", "Makefile", "run")):
+            continue
+        for i, line in enumerate(path.read_text(errors="ignore").splitlines(), 1):
+            if ISSUE_NUMBER.search(line):
+                hits.append(f"{rel}:{i}")
+    assert not hits, f"internal issue numbers: {hits}"
