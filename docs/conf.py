@@ -50,7 +50,6 @@ numpydoc_validation_checks = set()
 
 html_theme = "pydata_sphinx_theme"
 html_title = f"hmlkit {version}"
-html_static_path = ["_static"]
 html_extra_path = ["_root"]  # index.html at the site's root, sending to docs/index.html
 html_theme_options = {
     "navigation_with_keys": False,

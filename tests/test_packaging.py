@@ -24,13 +24,11 @@ import importlib.util, sys
 present = [m for m in {STUDY_EXTRAS!r} if importlib.util.find_spec(m) is not None]
 assert not present, f"installed with the core: {{present}}"
 import hmlkit
-from hmlkit import HMLClustering, HMLTagCompleter
+from hmlkit import HMLClustering
 from hmlkit.data import make_synthetic
 data = make_synthetic("trecvid", n_samples=120, random_state=0)
 labels = HMLClustering(n_clusters=4, n_estimators=8, random_state=0).fit_predict(data.X, data.Y, data.layers)
 assert len(labels) == 120 and len(set(labels.tolist())) == 4, labels
-scores = HMLTagCompleter(n_estimators=8, random_state=0).fit(data.X, data.Y, data.layers).predict_scores()
-assert scores.shape == data.Y.shape
 print(hmlkit.__file__)
 """
 
