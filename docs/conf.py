@@ -59,6 +59,9 @@ html_theme_options = {
     "footer_end": [],
 }
 html_show_sourcelink = False
+# pages with no sub-pages: no (empty) section navigation beside them
+html_sidebars = {page: [] for page in ("README", "data/README", "docs/design", "docs/performance", "docs/history",
+                                        "results/REPORT")}
 
 
 def _skip_member(app, what, name, obj, skip, options):
