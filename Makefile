@@ -6,6 +6,8 @@
 #                  test and what enables it)
 #   make test-browser  optional, as root: Debian's chromium and chromium-driver, then the
 #                  explore panel's browser test (`make test` skips it without them)
+#   make docs      the documentation site, offline, into docs/_build/html (serve it with
+#                  `python -m http.server -d docs/_build/html`)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -15,12 +17,12 @@ JOBS   ?= 2
 # for the CPU build, set PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu first.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: install install-deep browser-deps studies demo test test-browser bench warm clean clean-numba
+.PHONY: install install-deep browser-deps studies demo test test-browser docs bench warm clean clean-numba
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[studies,test,dask]'
+	$(BIN)/python -m pip install --quiet -e '.[studies,test,dask,docs]'
 	touch $@
 
 install: $(VENV)/.installed
@@ -54,6 +56,13 @@ browser-deps:
 test-browser: install browser-deps
 	$(BIN)/python -m pytest -q tests/test_explore_browser.py tests/test_sweep_browser.py
 
+# the site: README, docs/*.md, results/REPORT.md, the executed study notebooks (rendered from
+# their committed outputs, never run) and the API reference from the docstrings; warnings are
+# errors. The source is the repository root, the configuration docs/conf.py.
+docs: install
+	$(BIN)/python -m sphinx -W --keep-going -q -c docs . docs/_build/html
+	@echo "the site: docs/_build/html/index.html (python -m http.server -d docs/_build/html)"
+
 bench: install
 	$(BIN)/python -m benchmarks.speed
 
@@ -70,7 +79,8 @@ warm: install
 # results/ and figures/ hold the committed standard results: `git checkout results figures`
 # restores them, `make studies FORCE=1` remakes them
 clean: clean-numba
-	rm -rf $(VENV) data/cache/fits .pytest_cache results/quick results/paper figures/quick figures/paper
+	rm -rf $(VENV) data/cache/fits .pytest_cache results/quick results/paper figures/quick figures/paper \
+	    docs/_build docs/api/generated
 
 # numba's cache files of the package (import hmlkit drops them itself when a source
 # changes, see hmlkit/_numba_cache.py)

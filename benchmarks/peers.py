@@ -52,7 +52,7 @@ ENGINES = ("hmlkit", "hmlkit_layered", "sklearn", "lightgbm", "ydf")
 OPTIONAL = {"lightgbm": "lightgbm", "ydf": "ydf"}
 N_JOBS = 2
 MIN_LEAF = 3
-# flat HMLForest at most this many times scikit-learn's time on every shape (issue 47)
+# flat HMLForest at most this many times scikit-learn's time on every shape
 TARGET_RATIO = {"trecvid": 0.8, "nuswide_5000": 0.8, "nuswide": 0.8, "corel5k": 0.8}
 # and the layered HML-RF (the data set's tag layers, soft tags) at most this many times
 LAYERED_TARGET = 1.0

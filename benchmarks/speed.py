@@ -34,10 +34,10 @@ import xarray as xr
 from hmlkit import HMLForest
 from hmlkit._validation import check_int
 from hmlkit.affinity import knn_graph_from_neighbors, leaf_knn
-from hmlkit.cluster import spectral_from_graph
 from hmlkit.data import make_synthetic
 from hmlkit.data.synthetic import PROFILES
 from hmlkit.metrics import clustering_scores
+from hmlkit.spectral import spectral_from_graph
 from hmlkit.tags import estimate_layers
 
 from . import peers, scale

@@ -10,24 +10,24 @@ backend, the way scikit-learn's estimators do::
     with parallel_config(backend="dask"):
         labels = HMLClustering(30, random_state=0).fit_predict(X, Y, layers)
 
-Under that backend :func:`hmlkit.executors.executor_for` returns a :class:`DaskExecutor`, and
-the loops that run on this machine's threads otherwise run on the workers: the forest's tree
-loop (``hmlkit.forest``: each worker derives the split keys from X once and grows the trees
-it is given, each from its own seed, so the forest is leaf for leaf the one a local fit
-grows; only each tree's arrays and its leaf ids come back), the routing of new samples
-through a fitted forest, and the leaf k-NN (``hmlkit.affinity.leaf_knn``). The arrays every
-call reads go to each worker once (:func:`place`: one scattered key per worker, every task
-pinned to the worker holding the copy it reads, :func:`map_pinned`).
+Under that backend :func:`hmlkit.executors.executor_for` returns a
+:class:`hmlkit.executors.DaskExecutor`, and the loops that run on this machine's threads
+otherwise run on the workers: the forest's tree loop (``hmlkit.forest``: each worker derives
+the split keys from X once and grows the trees it is given, each from its own seed, so the
+forest is leaf for leaf the one a local fit grows; only each tree's arrays and its leaf ids
+come back), the routing of new samples through a fitted forest, and the leaf k-NN
+(``hmlkit.affinity.leaf_knn``). The arrays every call reads go to each worker once
+(:func:`place`: one scattered key per worker, every task pinned to the worker holding the
+copy it reads, :func:`map_pinned`).
 
-This module knows nothing of the forest or the affinity: they pass it the function to run.
+This module holds the Dask mechanics only; it knows nothing of the kit's executors, forest or
+affinity: they pass it the payload to place and the function to run.
 """
 from __future__ import annotations
 
-import threading
 import uuid
 
 import numba
-import numpy as np
 
 
 def active_client():
@@ -42,46 +42,9 @@ def active_client():
     return getattr(backend, "client", None)
 
 
-class Shared:
-    """Arrays every call of a loop reads: sent to each worker once (:func:`place`), or shared
-    in place by local threads (:class:`hmlkit.executors.ThreadExecutor`).
-
-    :attr:`received` counts, per process, how many times an instance was unpickled:
-    on a worker, how many copies of the data it was sent (the tests check it is one
-    per fit). :meth:`derived` computes a value from the arrays once per worker (the
-    forest's split keys) and keeps it with them, so it is freed when they are."""
-
-    received = 0
-
-    def __init__(self, *arrays):
-        self.arrays = arrays
-        self._derived = {}
-        self._lock = threading.Lock()
-
-    def __reduce__(self):
-        return _unpickle_shared, self.arrays
-
-    def derived(self, name, make):
-        with self._lock:
-            if name not in self._derived:
-                self._derived[name] = make(*self.arrays)
-            return self._derived[name]
-
-
-def _unpickle_shared(*arrays):
-    Shared.received += 1
-    return Shared(*arrays)
-
-
-def received_count(dask_worker=None):
-    """How many :class:`Shared` payloads this process has received (run on workers with
-    ``client.run(received_count)``)."""
-    return Shared.received
-
-
-def place(client, *arrays):
-    """One copy of ``arrays`` (a :class:`Shared`) on every worker of ``client``, each under a
-    key of its own: ``{worker address: future}``.
+def place(client, payload):
+    """One copy of ``payload`` (the kit sends a :class:`hmlkit.executors.Shared`) on every
+    worker of ``client``, each under a key of its own: ``{worker address: future}``.
 
     Why not ``scatter(..., broadcast=True)``: that makes replicas of one key, and the
     scheduler's active memory manager drops any replica no task on its worker waits for
@@ -90,7 +53,6 @@ def place(client, *arrays):
     if client.status != "running":  # distributed's own error here names an attribute of None
         raise RuntimeError(f"the Dask client was closed (status {client.status!r}) before the run; "
                            f"start a new Client for joblib's dask backend")
-    payload = Shared(*arrays)
     return {w: client.scatter([payload], workers=[w], hash=False)[0] for w in sorted(client.nthreads())}
 
 
@@ -174,37 +136,3 @@ def map_pinned(client, placed, fn, n_calls, args=None, name="hmlkit", progress=N
 def release(placed):
     for fut in placed.values():
         fut.release()
-
-
-class DaskExecutor:
-    """The workers of ``client``, with the interface of :class:`hmlkit.executors.ThreadExecutor`:
-    :meth:`map` sends the arrays every call reads to each worker once (:func:`place`) and runs
-    the calls pinned to the copies (:func:`map_pinned`)."""
-
-    def __init__(self, client):
-        self.client = client
-
-    def row_blocks(self, n):
-        """Row blocks ``(start, stop)`` for ``n`` rows: a few per worker thread, so the work balances."""
-        threads = sum(self.client.nthreads().values()) or 1
-        n_blocks = max(1, min(n, 4 * threads))
-        edges = np.linspace(0, n, n_blocks + 1).astype(np.int64)
-        return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a] or [(0, n)]
-
-    def map(self, fn, arrays, n_calls, args, name="hmlkit", progress=None, scatter=False):
-        """``[fn(shared, *args(i)) for i in range(n_calls)]`` on the workers, ``shared`` the worker's
-        copy of ``Shared(*arrays)``, results in call order; ``progress(1)`` per result.
-        ``scatter``: each call's ``args(i)`` (row blocks no other call reads) are sent to the
-        worker that runs it, rather than with the task."""
-        client = self.client
-        if scatter:
-            def extra(w, i):
-                return client.scatter(list(args(i)), workers=[w], hash=False)
-        else:
-            def extra(w, i):
-                return args(i)
-        placed = place(client, *arrays)
-        try:
-            return map_pinned(client, placed, fn, n_calls, args=extra, name=name, progress=progress)
-        finally:
-            release(placed)

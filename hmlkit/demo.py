@@ -15,10 +15,10 @@ def main(argv=None):
     from sklearn.cluster import KMeans
 
     from hmlkit import HMLClustering, HMLTagCompleter
-    from hmlkit.cluster import spectral_from_affinity
     from hmlkit.complete import cooccurrence_scores
     from hmlkit.data import hide_tags, make_synthetic
     from hmlkit.metrics import clustering_scores, completion_scores
+    from hmlkit.spectral import spectral_from_affinity
 
     p = argparse.ArgumentParser(prog="python -m hmlkit.demo", description=__doc__)
     p.add_argument("--trees", type=int, default=300)

@@ -2,9 +2,9 @@
 
 Each loop is written once, as ``executor.map(fn, arrays, n_calls, args)``: ``fn(shared,
 *args(i))`` for every call i, ``shared`` holding the arrays every call reads (the forest's
-tree loop, its routing of samples, the leaf k-NN). :class:`ThreadExecutor` runs the calls
-on local threads; :class:`hmlkit.dask_backend.DaskExecutor` on the workers of joblib's
-dask backend (opt-in); :func:`executor_for` picks one.
+tree loop, its routing of samples, the leaf k-NN; a :class:`Shared`). :class:`ThreadExecutor`
+runs the calls on local threads; :class:`DaskExecutor` on the workers of joblib's dask
+backend (opt-in, through :mod:`hmlkit.dask_backend`); :func:`executor_for` picks one.
 
 Ctrl-C. A tree is grown by one numba ``nogil`` call that Python cannot interrupt. Left to
 Python's default handler, a SIGINT then either surfaces only after every tree is
@@ -24,6 +24,10 @@ import threading
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 
+import numpy as np
+
+from .dask_backend import active_client, map_pinned, place, release
+
 _stop = threading.local()  # .event: the stop_on event of this thread's fits, if any
 
 
@@ -38,7 +42,42 @@ def stop_on(event):
     finally:
         _stop.event = saved
 
-from .dask_backend import DaskExecutor, Shared, active_client
+
+class Shared:
+    """Arrays every call of a loop reads: shared in place by local threads
+    (:class:`ThreadExecutor`), or sent to each worker once (:class:`DaskExecutor`).
+
+    :attr:`received` counts, per process, how many times an instance was unpickled:
+    on a worker, how many copies of the data it was sent (the tests check it is one
+    per fit). :meth:`derived` computes a value from the arrays once per worker (the
+    forest's split keys) and keeps it with them, so it is freed when they are."""
+
+    received = 0
+
+    def __init__(self, *arrays):
+        self.arrays = arrays
+        self._derived = {}
+        self._lock = threading.Lock()
+
+    def __reduce__(self):
+        return _unpickle_shared, self.arrays
+
+    def derived(self, name, make):
+        with self._lock:
+            if name not in self._derived:
+                self._derived[name] = make(*self.arrays)
+            return self._derived[name]
+
+
+def _unpickle_shared(*arrays):
+    Shared.received += 1
+    return Shared(*arrays)
+
+
+def received_count(dask_worker=None):
+    """How many :class:`Shared` payloads this process has received (run on workers with
+    ``client.run(received_count)``)."""
+    return Shared.received
 
 
 class StopOnInterrupt:
@@ -137,14 +176,49 @@ class ThreadExecutor:
     def map(self, fn, arrays, n_calls, args, name="hmlkit", progress=None, scatter=False):
         """``[fn(shared, *args(i)) for i in range(n_calls)]``, ``shared`` = ``Shared(*arrays)``
         (its derived values made once for all calls); ``name`` and ``scatter`` are the Dask
-        executor's (:meth:`hmlkit.dask_backend.DaskExecutor.map`)."""
+        executor's (:meth:`DaskExecutor.map`)."""
         shared = Shared(*arrays)
         return map_threads(lambda i: fn(shared, *args(i)), n_calls, self.n_jobs, progress)
 
 
+class DaskExecutor:
+    """The workers of ``client``, with the interface of :class:`ThreadExecutor`: :meth:`map`
+    sends the arrays every call reads to each worker once
+    (:func:`hmlkit.dask_backend.place`) and runs the calls pinned to the copies
+    (:func:`hmlkit.dask_backend.map_pinned`)."""
+
+    def __init__(self, client):
+        self.client = client
+
+    def row_blocks(self, n):
+        """Row blocks ``(start, stop)`` for ``n`` rows: a few per worker thread, so the work balances."""
+        threads = sum(self.client.nthreads().values()) or 1
+        n_blocks = max(1, min(n, 4 * threads))
+        edges = np.linspace(0, n, n_blocks + 1).astype(np.int64)
+        return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a] or [(0, n)]
+
+    def map(self, fn, arrays, n_calls, args, name="hmlkit", progress=None, scatter=False):
+        """``[fn(shared, *args(i)) for i in range(n_calls)]`` on the workers, ``shared`` the worker's
+        copy of ``Shared(*arrays)``, results in call order; ``progress(1)`` per result.
+        ``scatter``: each call's ``args(i)`` (row blocks no other call reads) are sent to the
+        worker that runs it, rather than with the task."""
+        client = self.client
+        if scatter:
+            def extra(w, i):
+                return client.scatter(list(args(i)), workers=[w], hash=False)
+        else:
+            def extra(w, i):
+                return args(i)
+        placed = place(client, Shared(*arrays))
+        try:
+            return map_pinned(client, placed, fn, n_calls, args=extra, name=name, progress=progress)
+        finally:
+            release(placed)
+
+
 def executor_for(n_jobs=1):
     """The executor of the kit's parallel loops: the workers of joblib's active dask backend
-    (:class:`hmlkit.dask_backend.DaskExecutor`, opt-in), else ``n_jobs`` local threads."""
+    (:class:`DaskExecutor`, opt-in), else ``n_jobs`` local threads."""
     client = active_client()
     if client is not None:
         return DaskExecutor(client)

@@ -67,7 +67,7 @@ def pair_counts(truth, pred):
 def clustering_scores(truth, pred):
     """The five clustering metrics of the paper (Sec 4.2) as a dict of floats.
 
-    - ``purity``: (1/n) sum over predicted clusters k of max_c |c ∩ k| (the
+    - ``purity``: (1/n) sum over predicted clusters k of ``max_c |c ∩ k|`` (the
       share of samples belonging to their cluster's dominant class).
     - ``nmi``: normalised mutual information of Strehl & Ghosh,
       I(truth; pred) / sqrt(H(truth) H(pred)), i.e. scikit-learn's
@@ -215,12 +215,12 @@ def completion_scores(scores, observed, hidden, N=(1, 2, 3, 4, 5)):
     evaluated. For each such sample the tags are ranked by ``scores``
     descending with the sample's observed tags excluded (ties broken by the
     lower tag index, a stable order), and the top N are the "N recovered
-    tags". With hits = |top-N ∩ hidden|:
+    tags". With ``hits = |top-N ∩ hidden|``:
 
     - ``AP@N``: "Average Precision of N recovered tags" = mean over samples of hits / N.
     - ``AR@N``: "Average Recall of N recovered tags, i.e. the percentage of
       correctly recovered tags over all ground truth missing tags" = mean over
-      samples of hits / |hidden|.
+      samples of ``hits / |hidden|``.
     - ``Coverage@N``: "the percentage of samples with at least one correctly
       recovered tag when N tags are completed" = share of samples with hits >= 1.
 

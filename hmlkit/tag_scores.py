@@ -1,10 +1,11 @@
 """The rules every tag completer shares (HML-RF's and the baselines'): observed tags
-ranked last, and the ``predict_scores`` of a transductive completer. Apart from
-:mod:`hmlkit.complete` so that a baseline completer loads these, not HML-RF and its forest
-(a study's recorded dependencies)."""
+ranked last, GC scores from any clustering, and the ``predict_scores`` of a transductive
+completer. Apart from :mod:`hmlkit.complete` (which re-exports them) so that a baseline
+completer loads these, not HML-RF and its forest (a study's recorded dependencies)."""
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._validation import check_Y
 
@@ -24,6 +25,30 @@ def rank_observed_last(scores, Y):
     rows = np.repeat(np.arange(Y.shape[0]), np.diff(Y.indptr))
     scores[rows, Y.indices] = low
     return scores
+
+
+def cluster_tag_scores(labels, Y):
+    """GC completion scores from any clustering (Eq. 12, as corrected).
+
+    ``score(i, j) = |X_c+ without i| / (|X_c| - 1)``, c the cluster of sample i:
+    the share of the *other* members of i's cluster with tag j observed (the
+    printed ``|X_c+| / (|X_c+| - 1)`` is a typo). A singleton cluster scores 0.
+    Observed tags are ranked last.
+    """
+    labels = np.asarray(labels)
+    if labels.ndim != 1:
+        raise ValueError(f"labels must be 1-D, got shape {labels.shape}")
+    Y = check_Y(Y)
+    if Y.shape[0] != labels.shape[0]:
+        raise ValueError(f"Y has {Y.shape[0]} rows but there are {labels.shape[0]} labels")
+    _, lab = np.unique(labels, return_inverse=True)
+    C = sp.csr_matrix((np.ones(len(lab)), (lab, np.arange(len(lab)))))
+    pos = np.asarray((C @ Y.astype(np.float64)).todense())  # (k, m) positives per cluster
+    size = np.asarray(C.sum(axis=1)).ravel()
+    num = pos[lab] - Y.toarray()
+    den = (size[lab] - 1)[:, None]
+    scores = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+    return rank_observed_last(scores, Y)
 
 
 class TransductiveScoresMixin:

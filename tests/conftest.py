@@ -43,6 +43,8 @@ ENABLE_HINTS = (
     ("ipywidgets", ".venv/bin/python -m pip install -e '.[studies]'"),
     ("psutil", ".venv/bin/python -m pip install -e '.[studies]'"),
     ("running as root", "run the tests as a user other than root"),
+    ("docs extra", ".venv/bin/python -m pip install -e '.[docs]'"),
+    ("package index", "a network connection to PyPI (or the package index pip is configured with)"),
 )
 
 

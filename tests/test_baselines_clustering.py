@@ -433,7 +433,7 @@ def test_cli_prints_table_rows(capsys):
 
 
 def test_clustering_baselines_refuse_what_they_cannot_give():
-    """Each used to return something else without a word (issue 17's audit)."""
+    """Each used to return something else without a word (found by an audit)."""
     from hmlkit.baselines.cca import CCASpectralClustering, ThreeViewCCASpectralClustering
     from hmlkit.baselines.ghfart import GHFART
     from hmlkit.baselines.lmmc import LatentMMC

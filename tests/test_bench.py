@@ -93,7 +93,7 @@ def test_bench_notebook_runs_and_stores_its_figures(tmp_path):
             assert st == "ok" or "not importable" in st or st.startswith("failed")
     assert str(ds["peer_verdict"].sel(dataset="nuswide").values) == "reduced data"
 
-    # the scaling part (issue 20): every stage timed at each n, exponents between them, the tag sweep
+    # the scaling part: every stage timed at each n, exponents between them, the tag sweep
     assert list(ds["n"].values) == [300, 600] and list(ds["stage"].values) == list(bench_scale.STAGES)
     assert np.all(ds["scale_time"].values >= 0) and np.all(ds["scale_total_peak_gb"].values > 0)
     assert ds["scale_exponent"].shape == (1, len(bench_scale.STAGES))

@@ -1,6 +1,6 @@
-"""Calibration of the synthetic profiles against what a forest can learn (issue 14, item 1).
+"""Calibration of the synthetic profiles against what a forest can learn.
 
-The bands are the issue's, fixed before the profiles were recalibrated; the measured figures
+The bands were fixed before the profiles were recalibrated; the measured figures
 are in ``hmlkit.data.synthetic``'s docstring. Each figure is a mean over the seeds named.
 
 * supervised ceiling: 5-fold cross-validated accuracy of a random forest X -> group (the
@@ -69,7 +69,7 @@ def nuswide():
     return _mean([_figures("nuswide", s, 3000, 50, 3, False) for s in (0,)])
 
 
-# the issue's bands (trecvid) and their equivalents for nuswide; nuswide's paper figures in
+# the bands asked for (trecvid) and their equivalents for nuswide; nuswide's paper figures in
 # Table 2: K-means 0.26, tags-only SpClust 0.59, HML-RF 0.67 (a gain of 0.08)
 BANDS = {
     "trecvid": {"ceiling": (0.40, 0.75), "kmeans": (0.10, 0.30), "tags": (0.60, 0.80), "gain": (0.05, 0.25)},

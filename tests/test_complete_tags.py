@@ -1,5 +1,5 @@
 """HMLClustering's tag completion (``complete_tags``): the tag graph built on the observed
-tags plus the forest's predictions of the missing ones (issue 46)."""
+tags plus the forest's predictions of the missing ones."""
 import numpy as np
 import pytest
 import scipy.sparse as sp

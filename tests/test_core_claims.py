@@ -1,4 +1,4 @@
-"""What issue 2 asks the core kit to show, on the embedded data and Corel16k.
+"""What the core kit must show, on the embedded data and Corel16k.
 
 Forest sizes are the smallest at which each comparison is stable; the study
 notebooks and `make bench` run the paper's sizes.
@@ -41,7 +41,7 @@ def test_hmlrf_clusters_better_than_tags_alone(trecvid):
 def test_correlations_help_at_half_sparseness(trecvid):
     # the paper's claim about the paper's model (Fig 6): raw features, untagged
     # samples negative, forest-only affinity. (With the recommended defaults
-    # NoCorr beats the full model here: 0.700 vs 0.635; see issue 13's note.)
+    # NoCorr beats the full model here: 0.700 vs 0.635; see docs/history.md.)
     full, nocorr = [], []
     for seed in range(3):
         sparse = remove_tags(trecvid, 0.5, random_state=seed)
@@ -105,7 +105,7 @@ def test_corel_completion_end_to_end(corel_run):
 
 @pytest.mark.slow
 def test_corel16k_recommended_completer_beats_cooccurrence(recommended_vs_cooccurrence):
-    """Issue 13's must-show 2 on Corel16k (40 % hidden, 100 trees, mean of forest seeds 0-2):
+    """Completion on Corel16k (40 % hidden, 100 trees, mean of forest seeds 0-2):
     the default HMLTagCompleter (the sample's own tags through the correlations, weighted by
     the forest neighbourhood's lift) above tag co-occurrence, where the paper's AM (the
     strict xfail below) is far below it. The real_corel study: 0.372 vs 0.356 over 3
@@ -128,7 +128,7 @@ def test_corel_am_beats_cooccurrence(corel_run):
 
 
 def test_corel_recommended_completer_beats_cooccurrence(recommended_vs_cooccurrence):
-    """Issue 13: the default HMLTagCompleter (LSA of the blob tokens, untagged
+    """The default HMLTagCompleter (LSA of the blob tokens, untagged
     unknown, the sample's own tags through P(j|i) times the AM neighbourhood's lift),
     mean of forest seeds 0-2 (the fixture says why)."""
     rec, co = recommended_vs_cooccurrence

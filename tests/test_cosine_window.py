@@ -1,4 +1,4 @@
-"""The windowed (approximate, linear in n) cosine kNN of the tag graph (issue 20):
+"""The windowed (approximate, linear in n) cosine kNN of the tag graph:
 agreement with the exact search, exact edge weights, ties, and its quality on real
 tags (Corel5k)."""
 import numba

@@ -10,8 +10,9 @@ from joblib import parallel_config  # noqa: E402
 
 from hmlkit import HMLClustering, HMLForest  # noqa: E402
 from hmlkit.affinity import leaf_knn  # noqa: E402
-from hmlkit.dask_backend import active_client, map_pinned, place, received_count, release  # noqa: E402
+from hmlkit.dask_backend import active_client, map_pinned, place, release  # noqa: E402
 from hmlkit.data import make_synthetic  # noqa: E402
+from hmlkit.executors import Shared, received_count  # noqa: E402
 
 
 # the scheduler's active memory manager drops replicas no task waits for; run it every
@@ -96,7 +97,7 @@ def _read(shared, i):
 
 def test_placed_copies_outlive_idle_time_and_are_read_where_they_are(client):
     before = client.run(received_count)
-    placed = place(client, np.ones(50))
+    placed = place(client, Shared(np.ones(50)))
     time.sleep(0.5)  # ten memory-manager passes with no task waiting for the data
     assert sorted(placed) == sorted(client.nthreads())
     assert all(len(v) == 1 for v in client.who_has(list(placed.values())).values())
@@ -118,7 +119,7 @@ def test_a_worker_lost_mid_run_fails_the_run_by_name():
     import threading
 
     with _cluster() as cluster, distributed.Client(cluster) as c:
-        placed = place(c, np.ones(10))
+        placed = place(c, Shared(np.ones(10)))
         victim = sorted(placed)[1]
         threading.Timer(0.5, lambda: c.run(lambda: threading.Timer(0.01, os._exit, (1,)).start(),
                                            workers=[victim])).start()

@@ -1,4 +1,4 @@
-"""Issue 42, the estimators: predict reads the fitted state, not today's parameters; pandas
+"""Hostile inputs, the estimators: predict reads the fitted state, not today's parameters; pandas
 column names are tracked as scikit-learn tracks them; verbose, a ragged X and a Y_true
 without the observed tags are clear errors; numeric object-dtype X is taken."""
 import warnings

@@ -1,4 +1,4 @@
-"""Parameter and input checks of the estimators (issue 17): clusters vs samples, integer
+"""Parameter and input checks of the estimators: clusters vs samples, integer
 and boolean parameters that used to be coerced, max_features above d, complex X, values
 too large for float32, and Ctrl-C during HMLForest.fit."""
 import os

@@ -1,5 +1,5 @@
 """One forest for HMLClustering variants that differ only after it (``fit(..., forest_of=)``),
-as ``real_corel``'s rows hmlrf, hmlrf_observed_tags and hmlrf_forest use it (issue 44)."""
+as ``real_corel``'s rows hmlrf, hmlrf_observed_tags and hmlrf_forest use it."""
 import numpy as np
 import pytest
 

@@ -1,4 +1,4 @@
-"""Hostile inputs of issue 42 against the loaders, the explore panel and the benchmarks'
+"""Hostile inputs against the loaders, the explore panel and the benchmarks'
 command lines: each is a clear error naming the argument or file, made before any work,
 and a failed write leaves no stray file."""
 import errno

@@ -1,4 +1,4 @@
-"""Issue 17, estimators and data: odd but valid input works, degenerate input
+"""Estimators and data: odd but valid input works, degenerate input
 says so, and bad input names the problem."""
 import warnings
 

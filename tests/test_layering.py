@@ -198,3 +198,78 @@ def test_the_explore_modules_import_no_private_name_of_each_other():
                     t.startswith(EXPLORE) for t in _targets(mods, name, node)):
                 bad += [(name, a.name) for a in node.names if a.name.startswith("_")]
     assert not bad, f"private names imported across hmlkit.explore: {bad}"
+
+
+# ------------------------------------------------------------------ one home for each name
+def _defined(path):
+    """The names a module defines at its top level (functions, classes, assignments)."""
+    out = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.Assign):
+            out.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return out
+
+
+def imported_names():
+    """``(importer, source module, name)`` of every ``from <kit module> import name``."""
+    mods = _modules()
+    out = []
+    for name, path in mods.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                for alias, target in zip(node.names, _targets(mods, name, node)):
+                    if target in mods:
+                        out.append((name, target, alias.name))
+    return out
+
+
+def _through(source, home):
+    """Imports of a name defined in ``home`` made through ``source`` instead (by any kit module
+    but ``source`` itself, which re-exports them for users)."""
+    names = _defined(_modules()[home])
+    return sorted(f"{m} imports {n} from {s}" for m, s, n in imported_names()
+                  if s == source and m != source and n in names)
+
+
+def test_spectral_functions_are_imported_from_hmlkit_spectral():
+    """``hmlkit.cluster`` re-exports the graph functions for users; the kit imports them from
+    their home."""
+    bad = _through("hmlkit.cluster", "hmlkit.spectral")
+    assert not bad, bad
+
+
+def test_tag_rules_are_imported_from_hmlkit_tag_scores():
+    """``hmlkit.complete`` re-exports the shared tag rules for users; the kit imports them from
+    their home (a baseline that loaded them from ``complete`` loaded HML-RF and its forest)."""
+    bad = _through("hmlkit.complete", "hmlkit.tag_scores")
+    assert not bad, bad
+
+
+# the comparison methods that grow a forest of the kit's own (CC-Forest grows HMLForest trees);
+# the registries and run name HML-RF's own rows, so they reach the forest too
+FOREST_BASELINES = ("hmlkit.baselines.ccforest",)
+REGISTRY = ("hmlkit.baselines", "hmlkit.baselines.registry", "hmlkit.baselines._clustering_registry",
+            "hmlkit.baselines._completion_registry", "hmlkit.baselines.run")
+
+
+def test_no_baseline_but_those_growing_forests_loads_the_forest():
+    g = import_graph()
+    loads = {m for m in g if _within(m, ("hmlkit.baselines",)) and m not in REGISTRY
+             and any(_within(t, ("hmlkit.forest",)) for t in _reach(g, m))}
+    assert loads == set(FOREST_BASELINES), f"baselines loading hmlkit.forest: {sorted(loads)}"
+
+
+def test_shared_lives_with_the_executors_and_the_dask_mechanics_know_no_kit_module():
+    mods = _modules()
+    assert "Shared" in _defined(mods["hmlkit.executors"]) and "DaskExecutor" in _defined(mods["hmlkit.executors"])
+    assert not _defined(mods["hmlkit.dask_backend"]) & {"Shared", "DaskExecutor"}
+    assert import_graph()["hmlkit.dask_backend"] == set()
+    assert not [f for f in imported_names() if f[1] == "hmlkit.dask_backend" and f[2] == "Shared"]
+
+
+def test_the_name_checks_see_a_reexport():
+    found = [f for f in imported_names() if f[0] == "hmlkit.complete" and f[2] == "rank_observed_last"]
+    assert found == [("hmlkit.complete", "hmlkit.tag_scores", "rank_observed_last")]
+    assert "spectral_from_graph" in _defined(_modules()["hmlkit.spectral"])

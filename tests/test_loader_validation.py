@@ -1,5 +1,5 @@
 """Loaders refuse corrupt files and odd arguments with a ValueError naming the file and
-key (issue 17): load_npz, load_arff(n_features=...), load_dataset(n_samples=...)."""
+key: load_npz, load_arff(n_features=...), load_dataset(n_samples=...)."""
 import json
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""One source for the notebooks (issue 43, item 3): the .ipynb files in studies/ are the
+"""One source for the notebooks: the .ipynb files in studies/ are the
 source, edited in JupyterLab and kept in the canonical form studies/_normalize.py writes
 (`make notebooks`). The two sides are a notebook as saved and its canonical form: a
 notebook that drifts from it fails here, and normalising restores it without undoing an edit."""

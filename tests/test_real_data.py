@@ -1,4 +1,4 @@
-"""Issue 13 on real tagged images: Corel5k clustering against tags alone, and
+"""Real tagged images: Corel5k clustering against tags alone, and
 the pieces of the recommended pipeline (token map, tag graph, fusion)."""
 import numpy as np
 import pytest
@@ -143,7 +143,7 @@ def test_corel5k_recommended_clustering_matches_tags_alone(corel5k, rate):
     hml = clustering_scores(data.groups, labels)["nmi"]
     # hml - tags measured +0.008 / +0.010 at 0 % (seeds 0 / 1: 0.618 vs 0.609, 0.615 vs 0.604) and
     # +0.038 / +0.030 at 50 % here. Each term is a spectral clustering, which moved by 0.01 on another
-    # machine (0.609 -> 0.599 for tags alone, issue 42), so the old "within 0.01" left 0.018, under two
+    # machine (0.609 -> 0.599 for tags alone), so the old "within 0.01" left 0.018, under two
     # such moves; 0.02 leaves 0.028, and the paper's settings (0.15 below) still fail it
     assert hml >= tags - 0.02, (hml, tags)
 
@@ -168,7 +168,7 @@ def test_corel5k_paper_model_beats_visual_kmeans_where_tags_are_sparse(corel5k):
     km = clustering_scores(data.groups, KMeans(data.n_groups, n_init=10, random_state=0).fit_predict(data.X))["nmi"]
     mapped, raw = paper(), paper(feature_map=None)
     # measured mapped 0.316, K-means 0.223, raw 0.225 here (seed 0): the gaps, 0.093 and 0.091, leave
-    # 0.06 over the 0.03 asked, six times the 0.01 a clustering's NMI moved between machines (issue 42)
+    # 0.06 over the 0.03 asked, six times the 0.01 a clustering's NMI moved between machines
     assert mapped > km + 0.03, (mapped, km)
     assert mapped > raw + 0.03, (mapped, raw)
 
@@ -202,7 +202,7 @@ def test_spectral_from_graph_has_no_catch_all_cluster_on_corel5k(corel5k):
     W = cosine_knn_graph(corel5k.Y, 20)
     labels = spectral_from_graph(W, 50, random_state=0)
     assert np.bincount(labels).max() <= 3 * 90
-    # NMI measured 0.609 here (seeds 0-4: 0.602-0.609), 0.599 on another machine (issue 42: the
+    # NMI measured 0.609 here (seeds 0-4: 0.602-0.609), 0.599 on another machine (the
     # eigensolver's last digits move with BLAS, CPU and threads, and k-means follows): 0.57 leaves
     # 0.03 below both, 4x the seed spread; random labels score 0.08, visual K-means ~0.2
     assert clustering_scores(corel5k.groups, labels)["nmi"] > 0.57
@@ -235,7 +235,7 @@ def test_auto_tag_weight_follows_the_graph_with_cluster_structure():
 
 
 def test_every_clustering_result_stores_and_flags_catch_all_clusters():
-    """Issue 13 must-show 3: the largest cluster over the largest true group
+    """The largest cluster over the largest true group
     is stored with every clustering score, and REPORT.md lists every result
     over 3x."""
     import xarray as xr

@@ -1,4 +1,4 @@
-"""Issue 42, the study runner under hostile conditions: a stop at any moment leaves a
+"""The study runner under hostile conditions: a stop at any moment leaves a
 study's results, figure, executed notebook and REPORT.md all from one run; a full disk
 reports the study's own error; bad folders, --jobs values, unreadable results and bad
 arguments of ``python -m hmlkit.baselines.run`` give clear errors; nothing stray is left
@@ -136,7 +136,7 @@ def _in_place(path, t0):
 
 # ----------------------------------------------------------- bad 1: a stop at any moment
 def test_a_stop_at_any_moment_leaves_all_four_files_from_one_run(fake_study, no_sigint, private_tmp):
-    """Issue 42 (bad 1): a stop right after the notebook saved its results replaced the
+    """A stop right after the notebook saved its results replaced the
     .nc (and .png) while the executed notebook and REPORT.md stayed from the previous run.
     SIGINT at several points of a run (the results saved, the figure saved, the executed
     notebook in place, in the middle of the commit), then a check that the results,
@@ -195,7 +195,7 @@ def _pids_alive(pids):
 @pytest.mark.slow  # a real study: 20 s on an idle 2-core machine
 @pytest.mark.parametrize("signum", [signal.SIGINT])
 def test_the_command_stopped_right_after_a_real_study_saves_keeps_one_run(tmp_path, signum):
-    """Issue 42 (bad 1) as reported, on a real study through the command: the signal as
+    """The same, as reported, on a real study through the command: the signal as
     soon as the study's results file is written. The results, figure, executed notebook
     and REPORT.md are all the previous ones or all the new run's (seed 11); no temporary
     file or staging folder is left, nor the kernel's connection file (it holds the
@@ -255,7 +255,7 @@ def test_the_command_stopped_right_after_a_real_study_saves_keeps_one_run(tmp_pa
 
 # ----------------------------------------------------------- bad 2: a full disk
 def test_a_full_disk_reports_the_studys_own_error_and_no_empty_notebook(fake_study, monkeypatch):
-    """Issue 42 (bad 2): with the disk full, the failed notebook could not be copied: the
+    """With the disk full, the failed notebook could not be copied: the
     run reported the ENOSPC of that copy (not the study's error) and sent the user to a
     0-byte ``executed/<study>.failed.ipynb``. Now the study's own error comes first, then
     that its notebook could not be written; no partial file is left or pointed at."""
@@ -316,7 +316,7 @@ def _read_only_folder(tmp_path):
 
 @pytest.mark.parametrize("which", ["results_dir", "figures_dir", "executed_dir"])
 def test_a_bad_folder_is_a_clear_error_before_anything_runs(tmp_path, monkeypatch, capsys, which):
-    """Issue 42 (weak): ``--results-dir`` on a file, a folder under a file, or a read-only
+    """``--results-dir`` on a file, a folder under a file, or a read-only
     folder gave a deep traceback (or failed only in the notebook). Now each is an error
     naming the argument and the folder, before any notebook starts."""
     monkeypatch.setattr(runner, "ProcessPoolExecutor", None)  # a notebook started would fail otherwise
@@ -337,7 +337,7 @@ def test_a_bad_folder_is_a_clear_error_before_anything_runs(tmp_path, monkeypatc
 
 
 def test_report_into_a_bad_folder_is_a_clear_error(tmp_path, capsys):
-    """Issue 42 (weak): ``report`` into a read-only folder failed with a traceback."""
+    """``report`` into a read-only folder failed with a traceback."""
     ro = _read_only_folder(tmp_path)
     assert cli(["report", "--results-dir", str(ro), "--figures-dir", str(tmp_path / "f")]) == 2
     err = capsys.readouterr().err
@@ -350,7 +350,7 @@ def test_report_into_a_bad_folder_is_a_clear_error(tmp_path, capsys):
 
 
 def test_an_unreadable_result_is_named_and_the_others_reported(tmp_path, capsys):
-    """Issue 42 (weak): a corrupt or truncated ``.nc`` stopped the whole REPORT.md with
+    """A corrupt or truncated ``.nc`` stopped the whole REPORT.md with
     xarray's error, which never names the file. Now the others are reported and the bad
     ones named, in REPORT.md and on stderr."""
     import xarray as xr
@@ -374,7 +374,7 @@ def test_an_unreadable_result_is_named_and_the_others_reported(tmp_path, capsys)
 
 # ----------------------------------------------------------- weak: --jobs
 def test_jobs_zero_is_an_error_and_negative_counts_from_the_cores(tmp_path, monkeypatch, capsys):
-    """Issue 42 (weak): ``--jobs 0`` and ``--jobs -1`` were silently 1; -1 means one per
+    """``--jobs 0`` and ``--jobs -1`` were silently 1; -1 means one per
     core in joblib and scikit-learn, -2 all cores but one."""
     assert runner.resolve_jobs(-1, 10, cores=4) == 4
     assert runner.resolve_jobs(-2, 10, cores=4) == 3
@@ -408,7 +408,7 @@ def test_jobs_zero_is_an_error_and_negative_counts_from_the_cores(tmp_path, monk
     (["--methods", "kmeans", "--modes", "vifeet"], "--modes: unknown input mode(s) 'vifeet'"),
 ])
 def test_baselines_run_checks_its_arguments_before_any_work(monkeypatch, capsys, args, says):
-    """Issue 42 (weak): a bad ``--profile`` or ``--methods`` failed after the data were
+    """A bad ``--profile`` or ``--methods`` failed after the data were
     made (and the methods before it had run), with a traceback."""
     import hmlkit.data
     from hmlkit.baselines.run import main

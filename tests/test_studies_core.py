@@ -240,7 +240,7 @@ def test_claim_verdicts():
     assert f(_table({"bitag/kmeans": 0.9, "hml/hmlrf": 0.8}))["T1-best"] == claims.FAILS
     assert f(_table({"bitag/kmeans": np.nan, "hml/hmlrf": 0.8}))["T1-best"] == claims.UNCHECKED
     # a competitor that should have run and did not (an error, a missing optional dependency)
-    # makes the claim "not checked", never judged against fewer competitors (issue 14)
+    # makes the claim "not checked", never judged against fewer competitors
     for st, why in (("error", "LinAlgError: ..."), ("not implemented", "dcca: unavailable (no torch)")):
         ds = _table({"bitag/kmeans": 0.5, "blm/dcca": np.nan, "hml/hmlrf": 0.8})
         ds = ds.assign_coords(status=("row", ["measured", st, "measured"]), reason=("row", ["", why, ""]))
@@ -296,7 +296,7 @@ def test_a_win_within_the_folds_spread_is_a_tie_not_a_claim_that_holds():
 
 def test_claim_diagnoses():
     # a miss within the folds' noise is called a tie; one beyond it is not; the winner's input
-    # and the data's supervised ceiling are named (issue 14, item 2)
+    # and the data's supervised ceiling are named
     tie = {r.id: r for r in claims.evaluate("table1_trecvid_clustering", _table_folds(
         {"bitag/kmeans": [0.80, 0.70, 0.78], "hml/hmlrf": [0.76, 0.74, 0.75]}))}["T1-best"]
     assert tie.verdict == claims.FAILS and "a tie" in tie.diagnosis and "tags alone" in tie.diagnosis
@@ -683,7 +683,7 @@ def test_cells_run_one_thread_each_whatever_the_runner_set(monkeypatch):
     assert got == [["1", "1", "1", 1]] * 4
 
 
-# ------------------------------------------------------------------ sanity flags (issue 14)
+# ------------------------------------------------------------------ sanity flags
 def test_rows_with_wrong_cluster_counts_catch_alls_or_chance_scores_are_flagged_in_the_dataset_and_report(tmp_path):
     """A result that is not what it claims (fewer clusters than asked, one catch-all
     cluster, a chance-level partition) is flagged where it is stored and in REPORT.md; a
@@ -740,7 +740,7 @@ def test_real_study_stores_clusters_found_and_flags():
 
 
 def test_example_cards_show_the_worst_cluster_beside_the_best():
-    """Figs 4/7 (issue 14, item 4): the purest, the largest and the least pure cluster, with
+    """Figs 4/7: the purest, the largest and the least pure cluster, with
     their sizes, purities and most frequent tags; never only clusters drawn for looks."""
     groups = np.array([0] * 10 + [1] * 10 + [2] * 10)
     labels = np.empty(30, dtype=np.int64)

@@ -57,7 +57,7 @@ def test_report_lists_every_study(quick_run):
 
 
 def test_every_claim_that_does_not_hold_has_a_diagnosis(quick_run):
-    """Issue 14, item 2: each miss of the quick run gets a likely reason in REPORT.md, from a
+    """Each miss of the quick run gets a likely reason in REPORT.md, from a
     check run on the stored result (a diagnosis that cannot be computed would be empty)."""
     from hmlkit.studies.claims import FAILS, evaluate
 

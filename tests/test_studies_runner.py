@@ -285,7 +285,7 @@ def test_stopped_run_stops_its_processes_and_keeps_previous_results(tmp_path, si
 
 
 def test_a_successful_run_prints_no_kernel_noise(tmp_path):
-    """Issue 17: the kernels talk over IPC socket files in a temporary folder
+    """The kernels talk over IPC socket files in a temporary folder
     (removed afterwards), so ipykernel prints no unencrypted-TCP warning."""
     import subprocess
     import sys
@@ -324,7 +324,7 @@ def test_children_cpu_counts_a_study_kernel_and_the_task_processes_it_waited_for
 
 
 def test_the_runners_kernel_manager_does_not_interrupt_a_kernel_it_shuts_down():
-    """Issue 17: jupyter_client sends SIGINT before every shutdown request, and a kernel
+    """jupyter_client sends SIGINT before every shutdown request, and a kernel
     caught in a message handler then logs "KeyboardInterrupt caught in kernel" at ERROR
     after a notebook that ran to the end (once in a standard `make studies` run). The
     runner's kernel manager shuts down without the interrupt; the library's does not."""
@@ -356,7 +356,7 @@ def test_the_runners_kernel_manager_does_not_interrupt_a_kernel_it_shuts_down():
 
 
 def test_a_run_says_which_methods_are_unavailable_before_it_starts(tmp_path, monkeypatch):
-    """Issue 14: where PyTorch cannot be installed, a run says up front that DCCA / DCCAE
+    """Where PyTorch cannot be installed, a run says up front that DCCA / DCCAE
     will be missing (their rows say "unavailable", the claims against them "not checked")."""
     from hmlkit.baselines import deep
 

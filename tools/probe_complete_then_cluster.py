@@ -1,4 +1,4 @@
-"""Issue 46's probe: complete, then cluster. The recommended HMLClustering on Corel5k with some of
+"""A probe: complete, then cluster. The recommended HMLClustering on Corel5k with some of
 its tags removed, its forest graph fused (tag weight 0.5, as the default) with a tag graph built
 on the observed tags plus the completer's top predictions for the unobserved ones.
 

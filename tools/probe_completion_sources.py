@@ -1,5 +1,5 @@
-"""Issue 46's completion probe: which evidence could lift the recommended completer's AP@1 at
-40 % hidden (Corel5k 0.399, Corel16k 0.367 at 100 trees) toward the issue's 0.42 / 0.40.
+"""A completion probe: which evidence could lift the recommended completer's AP@1 at
+40 % hidden (Corel5k 0.399, Corel16k 0.367 at 100 trees) toward 0.42 / 0.40.
 
     python tools/probe_completion_sources.py [--datasets corel5k,corel16k] [--seeds 0,1,2] [--logistic] [--oracle]
 

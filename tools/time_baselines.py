@@ -1,6 +1,6 @@
 """Time the Table 1 baselines that dominate real_corel's standard run, one at a time, on
 Corel5k with a share of its tags removed, and save their labels (or scores) so that two
-commits can be compared value by value (issue 44):
+commits can be compared value by value:
 
     python tools/time_baselines.py --rate 0.5 --out /tmp/after
     git stash; python tools/time_baselines.py --rate 0.5 --out /tmp/before; git stash pop

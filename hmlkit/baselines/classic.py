@@ -31,7 +31,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 
 from .._validation import check_int, check_n_clusters, check_not_constant, check_random_state_seed, check_X
 from ..affinity import normalized_graph, symmetric_graph
-from ..cluster import spectral_from_affinity
+from ..spectral import spectral_from_affinity
 
 
 # ---------------------------------------------------------------- affinities

@@ -13,8 +13,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 
 from .._validation import check_some_tag, check_X, check_Y
-from ..complete import TransductiveScoresMixin, cluster_tag_scores, rank_observed_last  # noqa: F401  (core rules, re-exported)
 from ..data import TaggedData
+from ..tag_scores import TransductiveScoresMixin, cluster_tag_scores, rank_observed_last  # noqa: F401  (core rules, re-exported)
 from .inputs import INPUT_MODES, fit_in_mode
 
 
@@ -35,8 +35,12 @@ class GCCompleter(TransductiveScoresMixin, BaseEstimator):
 
     Attributes
     ----------
-    labels_ : (n,) cluster labels used; scores_ : (n, m) completion scores.
-    clusterer_ : the fitted copy of ``clusterer`` (when one was given).
+    labels_ : (n,) array
+        The cluster labels used.
+    scores_ : (n, m) array
+        The completion scores.
+    clusterer_ : estimator
+        The fitted copy of ``clusterer`` (when one was given).
     """
 
     def __init__(self, clusterer=None, labels=None, input_mode="vifeat"):

@@ -211,10 +211,10 @@ class GHFART(ClusterMixin, BaseEstimator):
     ----------
     labels_ : cluster of every sample seen (merged if ``n_clusters``), in the
         order of the samples given to ``fit`` / successive ``partial_fit`` calls.
-    art_labels_ : unmerged ART clusters; n_art_clusters_ ; gamma_ (visual, tag);
-    gamma_trace_ : visual gamma after each presented sample (in presentation
-        order, the paper's Fig. 3b shows the tag channel's = 1 - this).
-    cluster_sizes_ ; visual_weights_ (J, 2d) ; tag_weights_ (J, m) ; n_features_in_.
+    art_labels_, n_art_clusters_, gamma_ : unmerged ART clusters, their number, (visual, tag) gamma
+    gamma_trace_ : visual gamma after each presented sample
+        In presentation order (the paper's Fig. 3b shows the tag channel's = 1 - this).
+    cluster_sizes_, visual_weights_, tag_weights_, n_features_in_ : arrays (J,), (J, 2d), (J, m), int
     """
 
     def __init__(self, vigilance=0.1, alpha=0.01, beta=0.6, eps=1e-6, adaptive_weights=True,

@@ -3,19 +3,22 @@
 ``make_input(mode, data)`` turns a :class:`~hmlkit.data.TaggedData` into what
 a baseline's ``fit`` takes:
 
-``vifeat``   the visual features ``X`` (n, d) as they are.
-``bitag``    the observed binary tags as a dense float32 (n, m) matrix.
-``detscore`` per-tag detection scores of classifiers trained on the observed
-             tags (``hmlkit.baselines.detscore.detection_scores``), (n, m).
-``cmb``      one concatenated vector ``[X / s_X, Y / s_Y]``. Each block is
-             divided by its mean row L2 norm (over rows with a non-zero norm),
-             so that both modalities weigh about equally in Euclidean
-             distances; without this the 1000-d visual block would dominate
-             the sparse tag block (the paper's ViFeat&BiTag-cmb is unspecified
-             on scaling; tree methods are unaffected by it anyway).
-``blm``      the two modalities kept apart, a tuple ``(X, Y)`` (Y dense
-             float32), for the methods that balance them themselves
-             (SpClust-blm, AASC, CC-Forest, CCA, 3VCCA, DCCA, DCCAE).
+``vifeat``
+    the visual features ``X`` (n, d) as they are.
+``bitag``
+    the observed binary tags as a dense float32 (n, m) matrix.
+``detscore``
+    per-tag detection scores of classifiers trained on the observed tags
+    (``hmlkit.baselines.detscore.detection_scores``), (n, m).
+``cmb``
+    one concatenated vector ``[X / s_X, Y / s_Y]``. Each block is divided by its mean row
+    L2 norm (over rows with a non-zero norm), so that both modalities weigh about equally
+    in Euclidean distances; without this the 1000-d visual block would dominate the sparse
+    tag block (the paper's ViFeat&BiTag-cmb is unspecified on scaling; tree methods are
+    unaffected by it anyway).
+``blm``
+    the two modalities kept apart, a tuple ``(X, Y)`` (Y dense float32), for the methods
+    that balance them themselves (SpClust-blm, AASC, CC-Forest, CCA, 3VCCA, DCCA, DCCAE).
 """
 from __future__ import annotations
 

@@ -56,7 +56,7 @@ from .mmc import MMC, balanced_assignment, crammer_costs, dual_cd, pass_orders
 
 
 def tag_potentials(W, S):
-    """``u[i, r, t] = omega_rt . [s_it, 1]`` for W (K, 2m), S (n, m) -> (n, K, m)."""
+    """``u[i, r, t] = dot(omega_rt, [s_it, 1])`` for W (K, 2m), S (n, m) -> (n, K, m)."""
     m = S.shape[1]
     return S[:, None, :] * W[None, :, :m] + W[None, :, m:]
 

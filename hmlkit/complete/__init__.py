@@ -32,7 +32,7 @@ from ..affinity.leaf import _compact, _leaf_ids
 from ..forest.estimator import SPLIT_SAMPLE, forest_from
 from ..primitives.parallel import chunk_bounds
 from ..spectral import cluster_forest
-from ..tag_scores import TransductiveScoresMixin, rank_observed_last  # noqa: F401  (public here too)
+from ..tag_scores import TransductiveScoresMixin, cluster_tag_scores, rank_observed_last  # noqa: F401  (public here too)
 from ..tokens import resolve_feature_map
 from . import _kernels as KC
 
@@ -44,30 +44,6 @@ METHODS = ("AM", "LN", "GC")
 PAPER_SETTINGS = {"untagged": "negative", "lift_exponent": None}
 # alpha of the smoothed lift (chosen on Corel5k / Corel16k and the synthetic profiles)
 LIFT_SMOOTHING = 4.0
-
-
-def cluster_tag_scores(labels, Y):
-    """GC completion scores from any clustering (Eq. 12, as corrected).
-
-    score(i, j) = |X_c+ without i| / (|X_c| - 1), c the cluster of sample i:
-    the share of the *other* members of i's cluster with tag j observed (the
-    printed |X_c+| / (|X_c+| - 1) is a typo). A singleton cluster scores 0.
-    Observed tags are ranked last.
-    """
-    labels = np.asarray(labels)
-    if labels.ndim != 1:
-        raise ValueError(f"labels must be 1-D, got shape {labels.shape}")
-    Y = check_Y(Y)
-    if Y.shape[0] != labels.shape[0]:
-        raise ValueError(f"Y has {Y.shape[0]} rows but there are {labels.shape[0]} labels")
-    _, lab = np.unique(labels, return_inverse=True)
-    C = sp.csr_matrix((np.ones(len(lab)), (lab, np.arange(len(lab)))))
-    pos = np.asarray((C @ Y.astype(np.float64)).todense())  # (k, m) positives per cluster
-    size = np.asarray(C.sum(axis=1)).ravel()
-    num = pos[lab] - Y.toarray()
-    den = (size[lab] - 1)[:, None]
-    scores = np.divide(num, den, out=np.zeros_like(num), where=den > 0)
-    return rank_observed_last(scores, Y)
 
 
 def cooccurrence_scores(Y, Y_ref=None):

@@ -6,7 +6,7 @@ directly, per node, and the tests check the kernels against them.
 
 Per tag i of the target layer k, over a set S of samples with positive mass
 P_i(S) and total mass M_i(S) (a labelled sample adds 1 to M and its tag value
-to P; a "missing" one its soft confidences, Eq. 6-9):
+to P; a "missing" one its soft confidences, Eq. 6-9)::
 
     psi_i(S) = 2 p (1 - p),  p = P_i(S) / M_i(S)                       (Eq. 3)
     Delta psi = sum_i psi_i(S) - M_i(L)/M_i(S) psi_i(L) - M_i(R)/M_i(S) psi_i(R)

@@ -105,8 +105,8 @@ class HMLForest(SparseXTags, BaseEstimator):
     inbag_ : (n_samples, n_estimators) bool, only with ``bootstrap``
         Whether tree t was grown on sample i.
     layers_ : list of int64 arrays, the hierarchy used.
-    n_features_in_, n_tags_, max_features_ : ints
-    feature_names_in_ : (n_features_in_,) object array, only when X had string column names
+    n_features_in_, n_tags_, max_features_ : int
+    feature_names_in_ : object array, one name per feature, only when X had string column names
         ``apply`` then requires the same names in the same order.
     """
 

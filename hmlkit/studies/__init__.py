@@ -1,21 +1,35 @@
 """The experiment layer: one papermill notebook per table/figure of the HML-RF paper
 (``studies/*.ipynb``), and the code they call, one module per job:
 
-``config``        :func:`setup` validates a notebook's parameters -> :class:`StudyConfig`
-``profiles``      the settings of every study under the quick / standard / paper profiles
-``data``          :func:`load_data` and the changes the studies make to data (layers, sparseness)
-``methods``       which registry entry plays each method of the tables, and running one
-``grids``         the grids (methods x data x sparseness x folds) and one helper per study
-``examples``      Figs 4, 7, 9 (example clusters and completions)
-``real``          the real-data study (Corel5k, Corel16k)
-``plots``         ``side_by_side`` and the figures
-``saving``        :func:`save` (atomic ``.nc`` + ``.png`` with the run's attrs), :func:`show_claims`
-``paper_values``  the published numbers of the HML-RF paper and of the four seed papers
-``claims``        judges the papers' claims on our results (``claims.paper``, ``claims.seeds``)
-``runner``        ``python -m hmlkit.studies run [NAMES...] --profile quick|standard|paper``
-``report``        ``results/REPORT.md``
-``seed_*``        the seed-paper studies (``seed_lmmc``, ``seed_ghfart``, ``seed_sfss``, ``seed_mhcrf``):
-                  their protocols, saved and judged like the paper studies
+``config``
+    :func:`setup` validates a notebook's parameters -> :class:`StudyConfig`
+``profiles``
+    the settings of every study under the quick / standard / paper profiles
+``data``
+    :func:`load_data` and the changes the studies make to data (layers, sparseness)
+``methods``
+    which registry entry plays each method of the tables, and running one
+``grids``
+    the grids (methods x data x sparseness x folds) and one helper per study
+``examples``
+    Figs 4, 7, 9 (example clusters and completions)
+``real``
+    the real-data study (Corel5k, Corel16k)
+``plots``
+    ``side_by_side`` and the figures
+``saving``
+    :func:`save` (atomic ``.nc`` + ``.png`` with the run's attrs), :func:`show_claims`
+``paper_values``
+    the published numbers of the HML-RF paper and of the four seed papers
+``claims``
+    judges the papers' claims on our results (``claims.paper``, ``claims.seeds``)
+``runner``
+    ``python -m hmlkit.studies run [NAMES...] --profile quick|standard|paper``
+``report``
+    ``results/REPORT.md``
+``seed_*``
+    the seed-paper studies (``seed_lmmc``, ``seed_ghfart``, ``seed_sfss``, ``seed_mhcrf``):
+    their protocols, saved and judged like the paper studies
 
 A notebook does ``from hmlkit import studies as study`` and calls ``study.setup``,
 ``study.load_data``, ``study.clustering_grid``... : the names below are those of the

@@ -11,11 +11,11 @@ import xarray as xr
 
 from ..affinity import leaf_affinity
 from ..cluster import PAPER_SETTINGS as PAPER_CLUSTERING
-from ..cluster import spectral_from_affinity
 from ..data import hide_tags
 from ..forest import HMLForest
 from ..metrics import clustering_scores as cs
 from ..metrics import completion_scores
+from ..spectral import spectral_from_affinity
 from . import paper_values as pv
 from .config import METRICS, RESTRICTED_ATTR, SCORE_METRICS
 from .data import sparsify, specific_only, supervised_ceiling, with_layers

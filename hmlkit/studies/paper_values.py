@@ -4,12 +4,11 @@ and, at the end, those of the four seed papers (the ``seed_*`` studies).
 Every value here is a paper's, never ours. Each row says where it comes from:
 
 ``status``
-    ``"measured"``  the paper ran the method itself;
-    ``"quoted"``    the paper only copies the number from another paper (the
-                    DetScore rows of Table 1 and S-MMC / F-MMC, from Vahdat et al. [4];
-                    footnote 1 of the paper);
-    ``"derived"``   not printed in the paper, computed here from printed numbers
-                    (Fig 5 points = Table 1 NMI x (1 - Table 3 drop)).
+    ``"measured"``: the paper ran the method itself;
+    ``"quoted"``: the paper only copies the number from another paper (the DetScore rows
+    of Table 1 and S-MMC / F-MMC, from Vahdat et al. [4]; footnote 1 of the paper);
+    ``"derived"``: not printed in the paper, computed here from printed numbers (Fig 5
+    points = Table 1 NMI x (1 - Table 3 drop)).
 
 Notes on the text of the tables
 -------------------------------

@@ -308,7 +308,7 @@ def _card(ax, lines, title, face):
 def plot_examples(ds):
     """Figs 4/7 as cluster cards (the purest, the largest and the least pure cluster, members'
     observed tags, inconsistent members in red); Fig 9 as completion cards (observed, hidden,
-    top-3 with hits marked *)."""
+    top-3 with hits marked with an asterisk)."""
     import matplotlib.pyplot as plt
 
     n_cl = ds.sizes["cluster"]

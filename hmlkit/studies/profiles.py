@@ -1,10 +1,13 @@
 """Run settings of every study under the three profiles.
 
-``quick``     CI: tiny samples and forests; the whole set runs in a few minutes.
-``standard``  the main job (``make studies``): full-size ``trecvid``, reduced ``nuswide``,
-              fewer trees and folds than the paper; the whole set in about 33 min on 2 cores
-              from a fresh clone (docs/performance.md, "The standard run").
-``paper``     the paper's settings (tau = 1000 trees, phi = 3, 10 folds, full sizes).
+``quick``
+    CI: tiny samples and forests; the whole set runs in a few minutes.
+``standard``
+    the main job (``make studies``): full-size ``trecvid``, reduced ``nuswide``, fewer trees
+    and folds than the paper; the whole set in about 33 min on 2 cores from a fresh clone
+    (docs/performance.md, "The standard run").
+``paper``
+    the paper's settings (tau = 1000 trees, phi = 3, 10 folds, full sizes).
 
 A paper study's notebook reads ``settings(name, profile)`` for every parameter it was not
 given explicitly (papermill parameters left at ``None``). The seed-paper studies

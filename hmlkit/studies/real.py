@@ -15,12 +15,13 @@ import xarray as xr
 
 from ..affinity import cosine_knn_graph
 from ..cluster import PAPER_SETTINGS as PAPER_CLUSTERING  # the paper's exact HML-RF
-from ..cluster import HMLClustering, shares_forest, spectral_from_graph
+from ..cluster import HMLClustering, shares_forest
 from ..complete import PAPER_SETTINGS as PAPER_COMPLETION
 from ..complete import HMLTagCompleter, cooccurrence_scores
 from ..data import hide_tags, remove_tags
 from ..metrics import clustering_scores as _clustering_scores
 from ..metrics import completion_scores
+from ..spectral import spectral_from_graph
 from . import paper_values as pv
 from .config import HUB_RATIO
 from .data import supervised_ceiling
@@ -106,7 +107,7 @@ def clustering_rows(cfg, part="all"):
         "spclust_visual": ("SpClust, visual cosine 20-NN", _graph_spectral("visual")),
         "spclust_tags": ("SpClust, observed tags cosine 20-NN", _graph_spectral("tags")),
         "hmlrf": ("HML-RF recommended (defaults)", _hml(cfg)),
-        # the defaults before tag completion (issue 46): the tag graph on the observed tags only
+        # the defaults before tag completion: the tag graph on the observed tags only
         "hmlrf_observed_tags": ("HML-RF recommended, tag graph on the observed tags only",
                                 _hml(cfg, complete_tags=False)),
         "hmlrf_forest": ("HML-RF recommended forest, no tag graph", _hml(cfg, tag_weight=0.0)),
@@ -379,7 +380,7 @@ def completion_study(datasets, cfg, rows=None, hidden_fraction=0.4, progress=Tru
 
 
 def table(ds):
-    """Mean NMI per row and rate (clustering) as a DataFrame, hubs marked *."""
+    """Mean NMI per row and rate (clustering) as a DataFrame, hubs marked with an asterisk."""
     nmi = ds["score"].sel(metric="nmi").mean("fold").to_pandas().round(3)
     hub = ds["hub"].any("fold").to_pandas()
     return nmi.astype(str).where(~hub, nmi.astype(str) + "*")

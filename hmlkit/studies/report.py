@@ -97,11 +97,13 @@ def _settings_line(attrs):
     return [f"Settings other than the profile's: {', '.join(f'`{s}`' for s in given)}."] if given else []
 
 
-def study_section(name, results_dir, figures_dir=None, staged=(None, None)):
+def study_section(name, results_dir, figures_dir=None, staged=(None, None, None)):
     """Markdown for one study, and its claim results. ``staged``: the staging folders
-    (results, figures) of a run about to be committed (``hmlkit.studies.runner``), whose
-    files stand for those of ``results_dir`` / ``figures_dir``. A results file that cannot
-    be read raises :class:`UnreadableResult` naming it."""
+    (results, figures and, optionally, ``results_dir/executed``) of a run about to be
+    committed (``hmlkit.studies.runner``), whose files stand for those of ``results_dir`` /
+    ``figures_dir`` / its executed notebooks. A results file that cannot be read raises
+    :class:`UnreadableResult` naming it."""
+    staged = tuple(staged) + (None,) * (3 - len(staged))
     path = _first(f"{name}.nc", results_dir, staged[0])
     lines = [f"## {name}", ""]
     if not path.exists():
@@ -145,6 +147,9 @@ def study_section(name, results_dir, figures_dir=None, staged=(None, None)):
     if fig and _first(fig.name, fig.parent, staged[1]).exists():
         rel = os.path.relpath(Path(fig).resolve(), Path(results_dir).resolve())
         lines += [f"![{name}]({rel})", ""]
+    # the executed notebook beside the result: its page on the documentation site, on GitHub its render
+    if _first(f"{name}.ipynb", Path(results_dir) / "executed", staged[2]).exists():
+        lines += [f"The executed notebook: [executed/{name}.ipynb](executed/{name}.ipynb).", ""]
     return lines, results
 
 
@@ -152,7 +157,7 @@ def _warn(msg):
     print(f"warning: {msg}", file=sys.stderr)
 
 
-def render_report(results_dir="results", figures_dir="figures", names=None, staged=(None, None), log=_warn):
+def render_report(results_dir="results", figures_dir="figures", names=None, staged=(None, None, None), log=_warn):
     """The text of ``REPORT.md`` from the ``.nc`` files found (and those of ``staged``, as
     :func:`study_section`) for studies ``names`` (default all), and the claim results. A
     results file that cannot be read is named at the top, in its section and by ``log``;

@@ -587,8 +587,9 @@ def commit(stage, results_dir, figures_dir, executed_dir, stop, saved, report=Tr
         claims = None
         if report:  # written first, beside the staged results; then renamed with them
             staged_figures = stage.folders.get(Path(os.path.realpath(figures_dir)))
-            text, claims = render_report(results_dir, figures_dir, staged=(stage.of(results_dir), staged_figures),
-                                         log=log)
+            staged_notebooks = stage.folders.get(Path(os.path.realpath(results_dir / "executed")))  # None unless the report's own folder
+            text, claims = render_report(results_dir, figures_dir,
+                                         staged=(stage.of(results_dir), staged_figures, staged_notebooks), log=log)
             rep = stage.of(results_dir) / ".REPORT.md.tmp"
             rep.write_text(text)
             moves.append((rep, results_dir / "REPORT.md"))

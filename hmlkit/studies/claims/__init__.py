@@ -1,8 +1,10 @@
 """The claims of the papers, judged on our results, one function per claim.
 
-``paper``  the HML-RF paper's claims (Section 4), for the paper studies;
-``seeds``  the four seed papers' claims, for the ``seed_*`` studies, each with the
-           paper's published numbers (:mod:`hmlkit.studies.paper_values`) beside ours.
+``paper``
+    the HML-RF paper's claims (Section 4), for the paper studies;
+``seeds``
+    the four seed papers' claims, for the ``seed_*`` studies, each with the paper's
+    published numbers (:mod:`hmlkit.studies.paper_values`) beside ours.
 
 Each claim returns a :class:`ClaimResult` (with a diagnosis of a miss and the reason a claim
 holds trivially, :mod:`.diagnose`) with verdict ``"holds"``, ``"does not hold"`` or
