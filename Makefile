@@ -1,7 +1,9 @@
 # hmlkit: two commands do everything.
 #   make studies   set up .venv if missing, run the studies whose results are not up to date
 #                  (PROFILE=quick|standard|paper; standard writes results/ and figures/, others
-#                  results/PROFILE/, figures/PROFILE/; FORCE=1 runs them all, DRY_RUN=1 only lists)
+#                  results/PROFILE/, figures/PROFILE/; FORCE=1 runs them all, DRY_RUN=1 only lists
+#                  them with their estimated cost; LOCAL_CLUSTER=N or SCHEDULER=ADDRESS runs their
+#                  cells on a Dask cluster, docs/cluster.md)
 #   make test      set up .venv if missing, run the test suite (its end lists each skipped
 #                  test and what enables it)
 #   make test-browser  optional, as root: Debian's chromium and chromium-driver, then the
@@ -39,7 +41,7 @@ install-deep: $(VENV)/.deep
 # studies and tests take the deep extra too, so DCCA / DCCAE run (their rows and tests
 # say "unavailable" where torch cannot be installed)
 studies: install-deep
-	$(BIN)/python -m hmlkit.studies run --profile $(PROFILE) $(if $(filter 1,$(FORCE)),--force) $(if $(filter 1,$(DRY_RUN)),--dry-run)
+	$(BIN)/python -m hmlkit.studies run --profile $(PROFILE) $(if $(filter 1,$(FORCE)),--force) $(if $(filter 1,$(DRY_RUN)),--dry-run) $(if $(LOCAL_CLUSTER),--local-cluster $(LOCAL_CLUSTER)) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 demo: install
 	$(BIN)/python -m hmlkit.demo
