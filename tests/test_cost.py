@@ -77,3 +77,8 @@ def test_the_dry_run_lines_say_estimated_and_name_what_it_cannot_estimate(tmp_pa
     assert lines[0].startswith("  table5_abstractness: estimated CPU 5 min")
     assert "no estimate" in lines[1]
     assert lines[-1].startswith("estimated: CPU 5 min") and "not estimated: table4_hierarchy_depth" in lines[-1]
+
+
+def test_with_no_stored_cells_anywhere_the_total_says_so_not_zero(tmp_path):
+    lines = cost.dry_run_lines(["table4_hierarchy_depth"], "paper", tmp_path, workers=2)
+    assert lines[-1].startswith("estimated: nothing") and "0 s" not in lines[-1]

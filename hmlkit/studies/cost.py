@@ -245,6 +245,10 @@ def dry_run_lines(names, profile, results_root, workers):
         lines.append(f"  {name}: estimated CPU {format_seconds(est.cpu)}, wall {format_seconds(est.wall(workers))} on "
                      f"{workers} worker{'s' if workers != 1 else ''} (longest cell {format_seconds(est.longest)}; "
                      f"scaled from its {est.basis} result){big}")
+    if len(unknown) == len(names):
+        lines.append(f"estimated: nothing (no study has a stored result with measured cells; "
+                     f"a run stores them)")
+        return lines
     wall = schedule(all_cells, workers) + overhead / max(workers, 1)
     lines.append(f"estimated: CPU {format_seconds(total_cpu)}, wall {format_seconds(wall)} on {workers} "
                  f"worker{'s' if workers != 1 else ''}" + (f"; not estimated: {', '.join(unknown)}" if unknown else ""))
