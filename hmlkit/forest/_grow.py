@@ -14,8 +14,23 @@ import numpy as np
 
 from ..primitives.rng import rand_below
 from ._criterion import clear_node_counts
-from ._keys import fill_local_keys, float_keys, split_keys
-from ._split import _workspace, search_node, soft_rows, tag_entries, target_layer
+from ._keys import fill_local_keys, fill_local_ranks, float_keys, sample_keys, split_keys
+from ._split import (
+    TALLY_FILL_READ,
+    TALLY_FILL_WRITE,
+    TALLY_GATHER,
+    TALLY_L,
+    TALLY_PART_BYTES,
+    TALLY_PART_LINES,
+    TALLY_R,
+    TALLY_SEARCHES,
+    _workspace,
+    count_lines,
+    search_node,
+    soft_rows,
+    tag_entries,
+    target_layer,
+)
 
 
 @nb.njit(cache=True)
@@ -36,10 +51,24 @@ def subsample(samples, start, end, size, rng_state, out):
     return size
 
 
+def grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, samples, n_layers, ly_indptr, ly_indices,
+              layer_ptr, has_layer, soft_pos, soft_neg, use_soft, ignore_untagged, min_leaf, max_features, rng_state,
+              train_leaf, split_sample=0, local_size=0, S=None, tally=None):
+    """``_grow_tree`` with its last arguments optional: ``S`` None, the local subtrees take
+    X's float keys; ``tally`` None, nothing counted."""
+    if S is None:
+        S = np.empty((0, X.shape[1]), np.uint32)
+    if tally is None:
+        tally = np.zeros(0, np.int64)
+    return _grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, samples, n_layers, ly_indptr,
+                      ly_indices, layer_ptr, has_layer, soft_pos, soft_neg, use_soft, ignore_untagged, min_leaf,
+                      max_features, rng_state, train_leaf, split_sample, local_size, S, tally)
+
+
 @nb.njit(cache=True, nogil=True, error_model="numpy")
-def grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_layer,
-              soft_pos, soft_neg, use_soft, ignore_untagged, min_leaf, max_features, rng_state, train_leaf,
-              split_sample=0, local_size=0):
+def _grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, samples, n_layers, ly_indptr, ly_indices,
+               layer_ptr, has_layer, soft_pos, soft_neg, use_soft, ignore_untagged, min_leaf, max_features, rng_state,
+               train_leaf, split_sample, local_size, S, tally):
     """Grow one HML-tree depth-first on ``samples`` (permuted in place).
 
     ``R``, ``mode_rank``, ``mode_val``, ``Rh``, ``high``, ``sp_start``, ``sp_len``, ``sp_idx`` =
@@ -70,7 +99,13 @@ def grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, sam
     from R, where below the top levels every gathered key is a cache miss of its own (a
     node's samples lie far apart in each (n,)-long row). The keys are X's float bits
     made order-preserving (``float_keys``): they order and tie as the ranks do, so the
-    subtree, hence the tree, is the same whatever ``local_size``.
+    subtree, hence the tree, is the same whatever ``local_size``. With the sample-major
+    ranks ``S`` (``sample_keys``, uint16; 0 rows: none), the block holds the ranks
+    themselves, copied from S's rows (``fill_local_ranks``): half the bytes read and held,
+    the same order and ties, the same tree.
+
+    ``tally``: the tree's memory counters (``_split.TALLY_SIZE`` entries, added to), or a
+    0-long array.
     """
     n = samples.shape[0]
     d = X.shape[1]
@@ -92,9 +127,13 @@ def grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, sam
     sub = np.empty(split_sample if 0 < split_sample < n else 0, np.int64)
     # the keys of the current local subtree (see the docstring): L[f, j] of its j-th sample,
     # loc[a] the row of L of samples[a] for a in [lo_start, lo_end)
-    L = np.empty((d, local_size), np.uint32)
+    ranks_local = S.shape[0] > 0
+    L = np.empty((d, local_size), S.dtype)
     loc = np.empty(n if local_size > 0 else 0, np.int64)
-    mode_key = float_keys(mode_val)
+    mode_key = mode_rank if ranks_local else float_keys(mode_val)
+    counting = tally.shape[0] > 0
+    t_R = tally[TALLY_R:TALLY_R + TALLY_GATHER]
+    t_L = tally[TALLY_L:TALLY_L + TALLY_GATHER]
     whole = np.full(d, -1, np.int64)  # L holds every key whole
     lo_start = 0
     lo_end = 0
@@ -132,7 +171,13 @@ def grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, sam
         by_value = False
         local = lo_start <= start and end <= lo_end
         if not local and 2 * min_leaf <= N <= local_size and not 0 < split_sample < N:
-            fill_local_keys(X, samples, start, end, L, loc)
+            if ranks_local:
+                fill_local_ranks(S, samples, start, end, L, loc)
+            else:
+                fill_local_keys(X, samples, start, end, L, loc)
+            if counting:
+                tally[TALLY_FILL_READ] += N * d * (S.itemsize if ranks_local else X.itemsize)
+                tally[TALLY_FILL_WRITE] += N * d * L.itemsize
             lo_start = start
             lo_end = end
             local = True
@@ -150,20 +195,22 @@ def grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, sam
                                                                     use_soft, ignore_untagged, ws.cS, ws.PS, ws.MS,
                                                                     ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft)
             if k >= 0:
+                if counting:
+                    tally[TALLY_SEARCHES] += 1
                 if local:  # one call site per key array: R and L may differ in dtype
                     best_f, best_t, _, best_rank, n_found = search_node(
                         X, L, Rh, whole, mode_key, mode_val, sp_start, no_lists, sp_idx, spos, src, loc, s0, s1,
                         features, True, n_known, max_features,
                         rng_state, ws.keys, ws.order, ws.tmp, ws.cnt, ws.cpos, ws.pos, ws.skey, k, soft_mode, imp,
                         sumS, sumsq, n_lab, layer_ptr, ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft, K, ws.cS, ws.PS,
-                        ws.MS, ws.W, ws.c_swept, ws.P_swept, ws.M_swept, ws.T, ws.wstep, ws.wmiss, min_leaf)
+                        ws.MS, ws.W, ws.c_swept, ws.P_swept, ws.M_swept, ws.T, ws.wstep, ws.wmiss, min_leaf, t_L)
                 else:
                     best_f, best_t, _, best_rank, n_found = search_node(
                         X, R, Rh, high, mode_rank, mode_val, sp_start, lists, sp_idx, spos, src, src, s0, s1,
                         features, True, n_known, max_features,
                         rng_state, ws.keys, ws.order, ws.tmp, ws.cnt, ws.cpos, ws.pos, ws.skey, k, soft_mode, imp,
                         sumS, sumsq, n_lab, layer_ptr, ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft, K, ws.cS, ws.PS,
-                        ws.MS, ws.W, ws.c_swept, ws.P_swept, ws.M_swept, ws.T, ws.wstep, ws.wmiss, min_leaf)
+                        ws.MS, ws.W, ws.c_swept, ws.P_swept, ws.M_swept, ws.T, ws.wstep, ws.wmiss, min_leaf, t_R)
                 clear_node_counts(s1 - s0, ws.nptr, ws.ntag, ws.cS)
             if best_f >= 0:
                 if sampled:  # constant on the subsample is not constant on the node
@@ -185,6 +232,15 @@ def grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, sam
         n_left = 0
         n_right = 0
         buf = ws.tmp
+        if counting:  # the key each sample is sent by: L's, X's (a subsampled node) or R's
+            if local:
+                w, base, stride, idx = L.itemsize, best_f * local_size * L.itemsize, L.itemsize, loc
+            elif by_value:
+                w, base, stride, idx = X.itemsize, best_f * X.itemsize, d * X.itemsize, samples
+            else:
+                w, base, stride, idx = R.itemsize, best_f * R.shape[1] * R.itemsize, R.itemsize, samples
+            tally[TALLY_PART_BYTES] += N * w
+            tally[TALLY_PART_LINES] += count_lines(idx, start, N, base, stride)
         if local:  # the local rows move with their samples
             lbuf = ws.order
             for a in range(start, end):
@@ -270,25 +326,39 @@ def local_size_for(d, n=None):
     return size
 
 
-def grow_one(X, keys, tag_args, boot, state, min_leaf, max_features, split_sample=None, local_size=None):
+def grow_one(X, keys, tag_args, boot, state, min_leaf, max_features, split_sample=None, local_size=None,
+             tally=None):
     """One tree of a fit, as every path grows it (local threads, a Dask worker):
     on all samples, or on the sorted bootstrap draw ``boot``, from the one-element
-    seed ``state`` (copied); ``split_sample`` and ``local_size`` as in ``grow_tree``
-    (``split_sample`` None: exact; ``local_size`` None: ``local_size_for(d, n)``). The
-    tree is the same whatever ``local_size``.
+    seed ``state`` (copied); ``keys``: ``split_keys(X)``, or ``fit_keys(X)`` (the same
+    and the sample-major ranks ``S``); ``split_sample``, ``local_size`` and ``tally`` as in
+    ``grow_tree`` (``split_sample`` None: exact; ``local_size`` None:
+    ``local_size_for(d, n)``). The tree is the same whatever ``local_size`` and ``S``.
     Returns (tree arrays, train leaf (n,) int32, -1 outside ``boot``)."""
     n = X.shape[0]
     if local_size is None:
         local_size = local_size_for(X.shape[1], n)
     samples = (np.arange(n) if boot is None else boot).astype(np.int64)
     leaf = np.full(n, -1, np.int32)
-    out = grow_tree(X, *keys, samples, *tag_args, min_leaf, max_features, state.copy(), leaf, int(split_sample or 0),
-                    int(local_size))
+    S = keys[8] if len(keys) > 8 else None
+    out = grow_tree(X, *keys[:8], samples, *tag_args, min_leaf, max_features, state.copy(), leaf, int(split_sample or 0),
+                    int(local_size), S, tally)
     return out, leaf
 
 
+def fit_keys(X):
+    """``split_keys(X)`` and the sample-major ranks of ``sample_keys`` when the fit grows local
+    subtrees (``local_size_for``) and every feature's ranks fit in 16 bits, else none (an
+    empty array): they cost n x d x 2 bytes more, held by the fit beside R."""
+    keys = split_keys(X)
+    n, d = X.shape
+    if local_size_for(d, n) == 0:
+        return (*keys, np.empty((0, d), np.uint32))
+    return (*keys, sample_keys(keys[0], keys[3]))
+
+
 def _split_keys(X, *tag_args):
-    return split_keys(X)
+    return fit_keys(X)
 
 
 def _grow_shared(shared, state, boot, min_leaf, max_features, split_sample):

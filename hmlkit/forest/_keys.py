@@ -203,6 +203,74 @@ def fill_local_keys(X, samples, start, end, L, loc):
                     L[f0 + ff, j0 + jj] = tile[ff, jj]
 
 
+def sample_keys(R, Rh):
+    """The dense ranks sample-major, S[s, f] = R[f, s], for ``fill_local_ranks``: a (n, d)
+    uint16 copy of R when every feature's ranks fit in 16 bits (no wide feature), else an
+    empty (0, d) uint32 array (the local subtrees then take X's float keys). A local
+    subtree's block then reads 2 bytes a key instead of X's 4 and holds half the bytes,
+    with the same order and ties, hence the same trees."""
+    d = R.shape[0]
+    if R.dtype != np.uint16 or Rh.shape[0] > 0:
+        return np.empty((0, d), np.uint32)
+    return _transpose16(R)
+
+
+@nb.njit(cache=True, parallel=True)
+def _transpose16(R):
+    """R.T as a C-contiguous array, in tiles of 64 x 64 keys (numpy's copy of R.T walks
+    one of the two arrays a line per key)."""
+    d, n = R.shape
+    S = np.empty((n, d), R.dtype)
+    T = 64
+    for b in nb.prange((n + T - 1) // T):
+        s0 = b * T
+        s1 = min(n, s0 + T)
+        for f0 in range(0, d, T):
+            f1 = min(d, f0 + T)
+            for s in range(s0, s1):
+                for f in range(f0, f1):
+                    S[s, f] = R[f, s]
+    return S
+
+
+RANK_FILL_BLOCK = 32  # samples (and features) of one tile of fill_local_ranks: a line of S or L
+
+
+@nb.njit(cache=True)
+def fill_local_ranks(S, samples, start, end, L, loc):
+    """``fill_local_keys`` from the sample-major ranks S (``sample_keys``) instead of X:
+    L[f, j] = S[samples[start + j], f], loc[start + j] = j; tiles of 32 samples x 32
+    features (a line of uint16 keys), each sample's row of S read whole, the lines
+    ``FILL_AHEAD`` features ahead prefetched as the tiles go."""
+    d = S.shape[1]
+    N = end - start
+    B = RANK_FILL_BLOCK
+    tile = np.empty((B, B), S.dtype)
+    for jj in range(min(B, N)):
+        for c in range(0, min(d, FILL_AHEAD), B):
+            prefetch2d(S, samples[start + jj], c)
+    for j0 in range(0, N, B):
+        w = min(B, N - j0)
+        w_next = min(B, N - j0 - w)
+        for jj in range(w):
+            loc[start + j0 + jj] = j0 + jj
+        for f0 in range(0, d, B):
+            fw = min(B, d - f0)
+            fa = f0 + FILL_AHEAD
+            for jj in range(w):
+                if fa < d:
+                    prefetch2d(S, samples[start + j0 + jj], fa)
+                elif jj < w_next and fa - d < d:
+                    prefetch2d(S, samples[start + j0 + w + jj], fa - d)
+            for jj in range(w):
+                s = samples[start + j0 + jj]
+                for ff in range(fw):
+                    tile[ff, jj] = S[s, f0 + ff]
+            for ff in range(fw):
+                for jj in range(w):
+                    L[f0 + ff, j0 + jj] = tile[ff, jj]
+
+
 @nb.njit(cache=True)
 def _float_order(v, keys, order, tmp, cnt):
     """An order of the float32 values v (no NaN; -0.0 given as +0.0): LSD
