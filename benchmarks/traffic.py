@@ -9,9 +9,11 @@ flat forest (one layer of every tag, sqrt(d) features, min leaf 3, no bootstrap,
 - ``scale``: the scale benchmark's data, ``--n`` x ``--features`` (default 1,000,000 x 512).
 
 Each tree is grown twice from the same seed: with the local subtrees' blocks of float keys
-read from X ("float keys", the former layout) and with those of the sample-major ranks
-(``sample_keys``; "rank codes", what a fit uses when every feature's ranks fit in 16 bits);
-the two trees must be identical (the run stops otherwise). Per loop, for each:
+read from X ("float keys", the former layout, and what a fit uses when a feature's ranks
+need more than 16 bits) and with those of the sample-major ranks (``sample_keys``; "rank
+codes", what a fit uses when every feature's ranks fit in 16 bits), each at its own
+``local_size_for`` (``--local-size``: both at that size); the two trees must be identical
+(the run stops otherwise). Per loop, for each:
 
 - ``gather R``: ``search_node``'s gathers of a node's keys from the feature-major ranks R
   (the nodes above the local subtrees): the key bytes, and the 64-byte lines they lie on;
@@ -112,7 +114,8 @@ def measure(shape="nuswide", n=None, n_features=None, trees=3, local_size=None, 
         if progress:
             progress(f"tree {i + 1}/{trees}: " + ", ".join(f"{w} {secs[w][-1]:.1f} s" for w in ways))
     mean = {w: {key: v / trees for key, v in sums[w].items()} for w in ways}
-    return {"shape": shape, "n": n, "d": d, "trees": trees, "local_size": _grow.local_size_for(d, n) if local_size is None else local_size,
+    return {"shape": shape, "n": n, "d": d, "trees": trees, "local_size": {w: (_grow.local_size_for(d, n, 4 if w == "float keys" else 2) if local_size is None
+                           else local_size) for w in ways},
             "keys_s": keys_s, "figures": mean, "seconds": secs, "identical": True}
 
 
@@ -120,7 +123,8 @@ def format_table(res):
     """The printed lines of ``measure``'s result: MB per tree by loop, each way, and the ratio."""
     ways = list(res["figures"])
     lines = [f"{res['shape']} {res['n']:,} x {res['d']}: {res['trees']} tree(s) (flat, sqrt features, min leaf "
-             f"{MIN_LEAF}), local_size {res['local_size']}; MB per tree (1e6 bytes)",
+             f"{MIN_LEAF}), local_size " + ", ".join(f"{v} ({w})" for w, v in res["local_size"].items())
+             + "; MB per tree (1e6 bytes)",
              f"{'loop':22s}" + "".join(f"{w:>14s}" for w in ways) + ("   after/before" if len(ways) > 1 else "")]
     first = res["figures"][ways[0]]
     for key in first:

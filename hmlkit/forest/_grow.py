@@ -300,7 +300,12 @@ def _grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, sa
 # fits (a few trees, alternating runs): at 4096 features blocks of 512 samples (8 MiB) made
 # the trees 10-20 % faster than the 64 that 1 MiB holds; at 512 features 1 MiB (512 samples)
 # was as fast as larger blocks at 100k and 8 % faster than 8 MiB at 1M. The trees are the
-# same whatever the size.
+# same whatever the size. A block of 2-byte rank codes (``sample_keys``) holds twice the samples
+# in the same bytes, and at least 2 x LOCAL_SAMPLES: at 17,523 x 4096 blocks of 1024 samples (8 MiB,
+# as the float keys' 512) took the gathers from R on nodes of 513 to 1024 samples off the
+# memory (``benchmarks.traffic``: 287 -> 225 MB per tree read from the arrays larger than a
+# cache) and the trees 0.54 -> 0.48 s of CPU (medians of 6 interleaved runs, 2 trees each, a
+# loaded machine: spreads 0.43-0.60 and 0.45-0.60).
 LOCAL_BYTES = 1 << 20
 LOCAL_SAMPLES = 512
 LOCAL_BYTES_MAX = 8 << 20
@@ -315,12 +320,18 @@ LOCAL_BYTES_MAX = 8 << 20
 LOCAL_SPREAD = 16
 
 
-def local_size_for(d, n=None):
-    """The ``local_size`` of ``grow_tree`` for d features (see ``LOCAL_BYTES``) and n rows of X
-    (see ``LOCAL_SPREAD``; None: any n); 0 (no local subtrees) when that is fewer than 16
-    samples or n is below ``LOCAL_SPREAD`` times it."""
-    per_sample = 4 * max(int(d), 1)
-    size = max(LOCAL_BYTES // per_sample, min(LOCAL_SAMPLES, LOCAL_BYTES_MAX // per_sample))
+def local_size_for(d, n=None, key_bytes=4):
+    """The ``local_size`` of ``grow_tree`` for d features (see ``LOCAL_BYTES``), n rows of X
+    (see ``LOCAL_SPREAD``; None: any n) and keys of ``key_bytes`` (4: X's float keys, 2: rank
+    codes, whose blocks hold twice the samples, halved down to n's spread but not below the
+    float keys' size); 0 (no local subtrees) when that is fewer than 16 samples or n is below
+    ``LOCAL_SPREAD`` times it."""
+    per_sample = key_bytes * max(int(d), 1)
+    least = LOCAL_SAMPLES * 4 // key_bytes
+    size = max(LOCAL_BYTES // per_sample, min(least, LOCAL_BYTES_MAX // per_sample))
+    floor = local_size_for(d, None) if key_bytes < 4 else size
+    while n is not None and size > floor and n < LOCAL_SPREAD * size:
+        size //= 2
     if size < 16 or (n is not None and n < LOCAL_SPREAD * size):
         return 0
     return size
@@ -336,11 +347,11 @@ def grow_one(X, keys, tag_args, boot, state, min_leaf, max_features, split_sampl
     ``local_size_for(d, n)``). The tree is the same whatever ``local_size`` and ``S``.
     Returns (tree arrays, train leaf (n,) int32, -1 outside ``boot``)."""
     n = X.shape[0]
+    S = keys[8] if len(keys) > 8 and keys[8].shape[0] > 0 else None
     if local_size is None:
-        local_size = local_size_for(X.shape[1], n)
+        local_size = local_size_for(X.shape[1], n, 4 if S is None else S.itemsize)
     samples = (np.arange(n) if boot is None else boot).astype(np.int64)
     leaf = np.full(n, -1, np.int32)
-    S = keys[8] if len(keys) > 8 else None
     out = grow_tree(X, *keys[:8], samples, *tag_args, min_leaf, max_features, state.copy(), leaf, int(split_sample or 0),
                     int(local_size), S, tally)
     return out, leaf
@@ -352,7 +363,7 @@ def fit_keys(X):
     empty array): they cost n x d x 2 bytes more, held by the fit beside R."""
     keys = split_keys(X)
     n, d = X.shape
-    if local_size_for(d, n) == 0:
+    if local_size_for(d, n, 2) == 0:
         return (*keys, np.empty((0, d), np.uint32))
     return (*keys, sample_keys(keys[0], keys[3]))
 
