@@ -8,12 +8,13 @@ flat forest (one layer of every tag, sqrt(d) features, min leaf 3, no bootstrap,
 - ``nuswide``: the nuswide profile at 17,523 x 4096 (``--n`` fewer samples);
 - ``scale``: the scale benchmark's data, ``--n`` x ``--features`` (default 1,000,000 x 512).
 
-Each tree is grown twice from the same seed: with the local subtrees' blocks of float keys
-read from X ("float keys", the former layout, and what a fit uses when a feature's ranks
-need more than 16 bits) and with those of the sample-major ranks (``sample_keys``; "rank
-codes", what a fit uses when every feature's ranks fit in 16 bits), each at its own
-``local_size_for`` (``--local-size``: both at that size); the two trees must be identical
-(the run stops otherwise). Per loop, for each:
+Each tree is grown from the same seed with the local subtrees' blocks of float keys read
+from X ("float keys": the former layout, and what a fit uses when a feature's ranks need more
+than 16 bits) and, when every feature's ranks fit in 16 bits, with those of the rank codes
+(``sample_keys``) in each layout, "dense codes" and "sparse codes" (the fit takes the sparse
+one when fewer than half the keys are off their feature's mode), each at its own
+``local_size_for`` (``--local-size``: all at that size); the trees must be identical (the
+run stops otherwise). Per loop, for each:
 
 - ``gather R``: ``search_node``'s gathers of a node's keys from the feature-major ranks R
   (the nodes above the local subtrees): the key bytes, and the 64-byte lines they lie on;
@@ -40,6 +41,7 @@ import numpy as np
 
 from hmlkit.forest import _grow
 from hmlkit.forest import _split as S_
+from hmlkit.forest._keys import sample_keys
 from hmlkit.forest._tagdata import build_tag_arrays
 from hmlkit.forest.estimator import SPLIT_SAMPLE
 
@@ -86,8 +88,8 @@ def figures(tally):
 
 
 def measure(shape="nuswide", n=None, n_features=None, trees=3, local_size=None, progress=print):
-    """Mean figures per tree ({"float keys": {...}, "rank codes": {...}}) over ``trees`` trees,
-    each grown both ways and checked identical; also the shape, local_size and seconds.
+    """Mean figures per tree ({way: {loop: bytes}}) over ``trees`` trees,
+    each grown every way and checked identical; also the shape, local_size and seconds.
     ``local_size``: the local subtrees' size (None: ``local_size_for``, a fit's)."""
     X, Y = load(shape, n, n_features)
     n, d = X.shape
@@ -96,8 +98,12 @@ def measure(shape="nuswide", n=None, n_features=None, trees=3, local_size=None, 
     t = time.perf_counter()
     keys = _grow.fit_keys(X)
     keys_s = time.perf_counter() - t
-    has_ranks = keys[8].shape[0] > 0
-    ways = {"float keys": keys[:8], "rank codes": keys} if has_ranks else {"float keys": keys[:8]}
+    ways = {"float keys": keys[:8]}
+    fit_way = "float keys"
+    if keys[8].shape[0] > 0 or keys[9].shape[0] > 0:
+        fit_way = "sparse codes" if keys[9].shape[0] > 0 else "dense codes"
+        for way, sparse in (("dense codes", False), ("sparse codes", True)):
+            ways[way] = keys if way == fit_way else (*keys[:8], *sample_keys(keys[0], keys[3], keys[1], sparse))
     sums = {w: {} for w in ways}
     secs = {w: [] for w in ways}
     for i in range(trees):
@@ -114,7 +120,8 @@ def measure(shape="nuswide", n=None, n_features=None, trees=3, local_size=None, 
         if progress:
             progress(f"tree {i + 1}/{trees}: " + ", ".join(f"{w} {secs[w][-1]:.1f} s" for w in ways))
     mean = {w: {key: v / trees for key, v in sums[w].items()} for w in ways}
-    return {"shape": shape, "n": n, "d": d, "trees": trees, "local_size": {w: (_grow.local_size_for(d, n, 4 if w == "float keys" else 2) if local_size is None
+    return {"shape": shape, "n": n, "d": d, "trees": trees, "fit_way": fit_way,
+            "local_size": {w: (_grow.local_size_for(d, n, 4 if w == "float keys" else 2) if local_size is None
                            else local_size) for w in ways},
             "keys_s": keys_s, "figures": mean, "seconds": secs, "identical": True}
 
@@ -125,16 +132,17 @@ def format_table(res):
     lines = [f"{res['shape']} {res['n']:,} x {res['d']}: {res['trees']} tree(s) (flat, sqrt features, min leaf "
              f"{MIN_LEAF}), local_size " + ", ".join(f"{v} ({w})" for w, v in res["local_size"].items())
              + "; MB per tree (1e6 bytes)",
-             f"{'loop':22s}" + "".join(f"{w:>14s}" for w in ways) + ("   after/before" if len(ways) > 1 else "")]
+             f"{'loop':22s}" + "".join(f"{w:>14s}" for w in ways) + "".join(f"{w.split()[0] + '/float':>14s}"
+                                                                             for w in ways[1:])]
     first = res["figures"][ways[0]]
     for key in first:
         counts = key.startswith(("features", "nodes"))
         vals = [res["figures"][w][key] for w in ways]
         cells = "".join(f"{v:14,.0f}" if counts else f"{v / 1e6:14.1f}" for v in vals)
-        ratio = f"   {vals[-1] / vals[0]:.3f}" if len(ways) > 1 and vals[0] else ""
+        ratio = "".join(f"{v / vals[0]:14.3f}" if vals[0] else f"{'':14s}" for v in vals[1:])
         lines.append(f"{key:22s}{cells}{ratio}")
     if len(ways) > 1:
-        lines.append("trees identical both ways: yes")
+        lines.append(f"trees identical every way: yes; a fit at this shape uses {res['fit_way']}")
     else:
         lines.append("rank codes: not used at this shape (a feature's ranks need more than 16 bits, or no local "
                      "subtrees)")
@@ -147,7 +155,7 @@ def main(argv=None):
     p.add_argument("--shape", default="nuswide", choices=("nuswide", "scale"))
     p.add_argument("--n", type=int, default=None, help=f"samples (default: nuswide {NUSWIDE_N:,}, scale {SCALE_N:,})")
     p.add_argument("--features", type=int, default=None, help=f"scale: features (default {SCALE_D})")
-    p.add_argument("--trees", type=int, default=3, help="trees grown (each both ways)")
+    p.add_argument("--trees", type=int, default=3, help="trees grown (each every way)")
     p.add_argument("--local-size", type=int, default=None, help="local subtrees' size (default: a fit's)")
     args = p.parse_args(argv)
     if args.trees < 1 or (args.n is not None and args.n < 2 * MIN_LEAF):

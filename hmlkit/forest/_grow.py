@@ -14,7 +14,7 @@ import numpy as np
 
 from ..primitives.rng import rand_below
 from ._criterion import clear_node_counts
-from ._keys import fill_local_keys, fill_local_ranks, float_keys, sample_keys, split_keys
+from ._keys import fill_local_keys, fill_local_ranks, float_keys, no_codes, sample_keys, split_keys
 from ._split import (
     TALLY_FILL_READ,
     TALLY_FILL_WRITE,
@@ -53,22 +53,23 @@ def subsample(samples, start, end, size, rng_state, out):
 
 def grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, samples, n_layers, ly_indptr, ly_indices,
               layer_ptr, has_layer, soft_pos, soft_neg, use_soft, ignore_untagged, min_leaf, max_features, rng_state,
-              train_leaf, split_sample=0, local_size=0, S=None, tally=None):
-    """``_grow_tree`` with its last arguments optional: ``S`` None, the local subtrees take
-    X's float keys; ``tally`` None, nothing counted."""
-    if S is None:
-        S = np.empty((0, X.shape[1]), np.uint32)
+              train_leaf, split_sample=0, local_size=0, codes=None, tally=None):
+    """``_grow_tree`` with its last arguments optional: ``codes`` (the rank codes (S, S_ptr,
+    S_ent) of ``sample_keys``) None, the local subtrees take X's float keys; ``tally`` None,
+    nothing counted."""
+    if codes is None:
+        codes = no_codes(X.shape[1])
     if tally is None:
         tally = np.zeros(0, np.int64)
     return _grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, samples, n_layers, ly_indptr,
                       ly_indices, layer_ptr, has_layer, soft_pos, soft_neg, use_soft, ignore_untagged, min_leaf,
-                      max_features, rng_state, train_leaf, split_sample, local_size, S, tally)
+                      max_features, rng_state, train_leaf, split_sample, local_size, *codes, tally)
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
 def _grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, samples, n_layers, ly_indptr, ly_indices,
                layer_ptr, has_layer, soft_pos, soft_neg, use_soft, ignore_untagged, min_leaf, max_features, rng_state,
-               train_leaf, split_sample, local_size, S, tally):
+               train_leaf, split_sample, local_size, S, S_ptr, S_ent, tally):
     """Grow one HML-tree depth-first on ``samples`` (permuted in place).
 
     ``R``, ``mode_rank``, ``mode_val``, ``Rh``, ``high``, ``sp_start``, ``sp_len``, ``sp_idx`` =
@@ -99,10 +100,10 @@ def _grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, sa
     from R, where below the top levels every gathered key is a cache miss of its own (a
     node's samples lie far apart in each (n,)-long row). The keys are X's float bits
     made order-preserving (``float_keys``): they order and tie as the ranks do, so the
-    subtree, hence the tree, is the same whatever ``local_size``. With the sample-major
-    ranks ``S`` (``sample_keys``, uint16; 0 rows: none), the block holds the ranks
-    themselves, copied from S's rows (``fill_local_ranks``): half the bytes read and held,
-    the same order and ties, the same tree.
+    subtree, hence the tree, is the same whatever ``local_size``. With the rank codes
+    ``S``, ``S_ptr``, ``S_ent`` (``sample_keys``: dense, sparse, or none: S of 0 rows and
+    S_ptr empty), the block holds the uint16 ranks themselves (``fill_local_ranks``): half
+    the bytes held, half or less read, the same order and ties, the same tree.
 
     ``tally``: the tree's memory counters (``_split.TALLY_SIZE`` entries, added to), or a
     0-long array.
@@ -127,7 +128,7 @@ def _grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, sa
     sub = np.empty(split_sample if 0 < split_sample < n else 0, np.int64)
     # the keys of the current local subtree (see the docstring): L[f, j] of its j-th sample,
     # loc[a] the row of L of samples[a] for a in [lo_start, lo_end)
-    ranks_local = S.shape[0] > 0
+    ranks_local = S.shape[0] > 0 or S_ptr.shape[0] > 0
     L = np.empty((d, local_size), S.dtype)
     loc = np.empty(n if local_size > 0 else 0, np.int64)
     mode_key = mode_rank if ranks_local else float_keys(mode_val)
@@ -172,11 +173,15 @@ def _grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, sa
         local = lo_start <= start and end <= lo_end
         if not local and 2 * min_leaf <= N <= local_size and not 0 < split_sample < N:
             if ranks_local:
-                fill_local_ranks(S, samples, start, end, L, loc)
+                fill_local_ranks(S, S_ptr, S_ent, mode_rank, samples, start, end, L, loc)
             else:
                 fill_local_keys(X, samples, start, end, L, loc)
             if counting:
-                tally[TALLY_FILL_READ] += N * d * (S.itemsize if ranks_local else X.itemsize)
+                if S_ptr.shape[0] > 0:  # each sample's entries and its two pointers
+                    for a in range(start, end):
+                        tally[TALLY_FILL_READ] += (S_ptr[samples[a] + 1] - S_ptr[samples[a]]) * S_ent.itemsize + 16
+                else:
+                    tally[TALLY_FILL_READ] += N * d * (S.itemsize if ranks_local else X.itemsize)
                 tally[TALLY_FILL_WRITE] += N * d * L.itemsize
             lo_start = start
             lo_end = end
@@ -347,25 +352,25 @@ def grow_one(X, keys, tag_args, boot, state, min_leaf, max_features, split_sampl
     ``local_size_for(d, n)``). The tree is the same whatever ``local_size`` and ``S``.
     Returns (tree arrays, train leaf (n,) int32, -1 outside ``boot``)."""
     n = X.shape[0]
-    S = keys[8] if len(keys) > 8 and keys[8].shape[0] > 0 else None
+    codes = tuple(keys[8:11]) if len(keys) > 8 and (keys[8].shape[0] > 0 or keys[9].shape[0] > 0) else None
     if local_size is None:
-        local_size = local_size_for(X.shape[1], n, 4 if S is None else S.itemsize)
+        local_size = local_size_for(X.shape[1], n, 4 if codes is None else 2)
     samples = (np.arange(n) if boot is None else boot).astype(np.int64)
     leaf = np.full(n, -1, np.int32)
     out = grow_tree(X, *keys[:8], samples, *tag_args, min_leaf, max_features, state.copy(), leaf, int(split_sample or 0),
-                    int(local_size), S, tally)
+                    int(local_size), codes, tally)
     return out, leaf
 
 
 def fit_keys(X):
-    """``split_keys(X)`` and the sample-major ranks of ``sample_keys`` when the fit grows local
-    subtrees (``local_size_for``) and every feature's ranks fit in 16 bits, else none (an
-    empty array): they cost n x d x 2 bytes more, held by the fit beside R."""
+    """``split_keys(X)`` and the rank codes of ``sample_keys`` (S, S_ptr, S_ent) when the fit
+    grows local subtrees (``local_size_for``) and every feature's ranks fit in 16 bits, else
+    none: they cost at most n x d x 2 bytes more, held by the fit beside R."""
     keys = split_keys(X)
     n, d = X.shape
     if local_size_for(d, n, 2) == 0:
-        return (*keys, np.empty((0, d), np.uint32))
-    return (*keys, sample_keys(keys[0], keys[3]))
+        return (*keys, *no_codes(d))
+    return (*keys, *sample_keys(keys[0], keys[3], keys[1]))
 
 
 def _split_keys(X, *tag_args):
