@@ -1,6 +1,6 @@
 """The integer keys of the split search (numba): dense ranks of every feature,
-each feature's mode, the float keys of a local subtree's block, and the per-node
-sort of a feature's keys."""
+each feature's mode, the keys of a local subtree's block (X's float keys, or the rank codes
+of ``sample_keys``), and the per-node sort of a feature's keys."""
 from __future__ import annotations
 
 import numba as nb
