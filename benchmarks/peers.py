@@ -20,7 +20,10 @@ The regression guard: ``peers_record.json`` (beside this module, committed) hold
 data set, the last recorded hmlkit / scikit-learn ratio and the spread of that ratio over
 the record's interleaved runs; a run at the same size flags a data set whose ratio exceeds
 the recorded one by more than the run-to-run noise (see :func:`compare`).
-``python -m benchmarks.speed --parts peers --record`` updates it.
+``python -m benchmarks.speed --parts peers --record`` updates it. The target guard
+(:func:`target_guard`) judges each run against the targets themselves (``TARGET_RATIO``,
+``LAYERED_TARGET``), with a margin for the machine (``TARGET_MARGIN``, or the run's own spread
+when larger), so a run on another machine is judged without a record of its own.
 
 Data sets (``DATASETS``): the trecvid profile (100 trees), the nuswide profile at
 5,000 and at 17,523 samples (30 trees), Corel5k (100 trees; skipped with the
