@@ -353,6 +353,7 @@ def main(argv=None):
         p.error(str(exc))
     print(f"hmlkit benchmark on {os.cpu_count()} core(s); numba threads: {os.environ.get('NUMBA_NUM_THREADS', 'all')}")
     slower = []
+    over = []
     for name in parts:
         if name == "scale":
             print(f"\n[scale] every stage at n = {', '.join(f'{n:,}' for n in SCALE_NS)} (100 trees, fresh "
@@ -372,6 +373,12 @@ def main(argv=None):
             for n, (verdict, text) in peers.guard(res, record).items():
                 print("  " + text)
                 slower += [n] if verdict == "slower" else []
+            print(f"  against the targets (flat <= {peers.TARGET_RATIO['nuswide']:g}, layered <= "
+                  f"{peers.LAYERED_TARGET:g} x scikit-learn; margin for the machine {peers.TARGET_MARGIN:g}):")
+            for n, r in res.items():
+                for verdict, text in peers.target_guard(n, r):
+                    print("  " + text)
+                    over += [n] if verdict == "over target" else []
             if args.record:
                 stored = peers.record_ratios(res)
                 print(f"  recorded: {', '.join(stored) or 'nothing (no data set ran)'}")
@@ -383,8 +390,9 @@ def main(argv=None):
             print(f"  {k:24s} {vs:>12s}  {_verdict(k, v, res) if isinstance(v, (int, float)) else ''}")
     if slower:
         print(f"\nSLOWER than recorded: {', '.join(slower)} (see [peers]; exit status 1)")
-        return 1
-    return 0
+    if over:
+        print(f"\nOVER TARGET: {', '.join(dict.fromkeys(over))} (see [peers]; exit status 1)")
+    return 1 if slower or over else 0
 
 
 def _shown(path):

@@ -15,15 +15,22 @@ from hmlkit.tags import soft_tag_confidences
 
 
 def _grow(X, Y, layers, local_size, soft=True, ignore_untagged=True, samples=None, split_sample=0, seed=7,
-          max_features=3):
+          max_features=3, ranks=None, tally=None):
+    """One tree; ``ranks`` "dense" / "sparse": the local blocks hold the rank codes of
+    ``sample_keys`` in that layout, None: X's float keys."""
     tags = build_tag_arrays(sp.csr_matrix(Y), layers,
                             soft_tag_confidences(sp.csr_matrix(Y), layers) if soft and len(layers) > 1 else None,
                             ignore_untagged=ignore_untagged)
     n = X.shape[0]
     samples = np.arange(n, dtype=np.int64) if samples is None else samples.copy()
     leaf = np.full(n, -1, np.int32)
-    out = grow_module.grow_tree(X, *_keys.split_keys(X), samples, *tags.kernel_args(), 3, max_features,
-                             np.array([seed], np.uint64), leaf, split_sample, local_size)
+    keys = _keys.split_keys(X)
+    codes = _keys.sample_keys(keys[0], keys[3], keys[1], sparse=ranks == "sparse") if ranks else None
+    if ranks:
+        assert codes[0].shape == (X.shape if ranks == "dense" else (0, X.shape[1]))
+        assert codes[1].shape == ((n + 1,) if ranks == "sparse" else (0,))
+    out = grow_module.grow_tree(X, *keys, samples, *tags.kernel_args(), 3, max_features,
+                                np.array([seed], np.uint64), leaf, split_sample, local_size, codes, tally)
     return out, leaf
 
 
@@ -145,3 +152,88 @@ def test_local_block_size_by_feature_count():
     # 1 MiB of uint32 keys below 512 features; 512 samples up to 4096 features (8 MiB);
     # 8 MiB above; none when 8 MiB holds fewer than 16 samples
     assert [grow_module.local_size_for(d) for d in (100, 512, 1000, 4096, 16384, 10**6)] == [2621, 512, 512, 512, 128, 0]
+
+
+def _few_values(n, seed):
+    """Hand-made features of few distinct values, all with ties: 2 levels, 3 levels with a
+    mode, integers 0..4, both zeros against a negative, one constant, a sparse 0/1 column."""
+    rng = np.random.default_rng(seed)
+    X = np.zeros((n, 7), np.float32)
+    X[:, 0] = rng.integers(0, 2, n)
+    X[:, 1] = rng.choice(np.array([-1.0, 0.5, 2.0], np.float32), n, p=[0.2, 0.6, 0.2])
+    X[:, 2] = rng.integers(0, 5, n)
+    X[:, 3] = rng.choice(np.array([0.0, -0.0, -3.0], np.float32), n)
+    X[:, 4] = 1.25
+    X[:, 5] = rng.random(n) < 0.05
+    X[:, 6] = np.round(rng.normal(size=n), 1)
+    return X
+
+
+@pytest.mark.parametrize("local_size", [6, 40, 1000])
+def test_rank_codes_give_the_same_trees_as_float_keys(local_size):
+    """The local blocks of rank codes (uint16 dense ranks copied from the sample-major ranks)
+    order and tie as X's float keys: the same trees, thresholds' bits included, on features
+    of few distinct values with ties, a constant one and signed zeros, exact, on a bootstrap
+    draw and with a split subsample; and the same tally of gathers and nodes, the blocks'
+    bytes halved."""
+    rng = np.random.default_rng(11)
+    n = 600
+    X = _few_values(n, 11)
+    Y = (rng.random((n, 6)) < 0.2).astype(np.uint8)
+    Y[:, 0] |= (X[:, 2] > 2).astype(np.uint8)
+    Y[:, 3] |= (X[:, 1] < 0).astype(np.uint8)
+    layers = [np.arange(2), np.arange(2, 6)]
+    boot = np.sort(rng.integers(0, n, n)).astype(np.int64)
+    for kw in ({"max_features": 1}, {"max_features": 7}, {"samples": boot}, {"split_sample": 100},
+               {"soft": False, "ignore_untagged": False}):
+        floats = _grow(X, Y, layers, local_size, **kw)
+        for ranks in ("dense", "sparse"):
+            _assert_same(_grow(X, Y, layers, local_size, ranks=ranks, **kw), floats)
+        _assert_same(floats, _grow(X, Y, layers, 0, **kw))
+    from hmlkit.forest._split import TALLY_FILL_READ, TALLY_FILL_WRITE, TALLY_L, TALLY_R, TALLY_SEARCHES, TALLY_SIZE
+
+    t_f, t_r = np.zeros(TALLY_SIZE, np.int64), np.zeros(TALLY_SIZE, np.int64)
+    _grow(X, Y, layers, local_size, tally=t_f)
+    _grow(X, Y, layers, local_size, ranks="dense", tally=t_r)
+    assert t_f[TALLY_SEARCHES] == t_r[TALLY_SEARCHES] > 0
+    assert t_f[TALLY_R:TALLY_R + 4].tolist() == t_r[TALLY_R:TALLY_R + 4].tolist()
+    assert t_f[TALLY_L + 3] == t_r[TALLY_L + 3] > 0  # the same features gathered from the blocks
+    assert t_f[TALLY_L] == 2 * t_r[TALLY_L]  # 4-byte float keys against 2-byte ranks
+    assert t_f[TALLY_FILL_READ] == 2 * t_r[TALLY_FILL_READ] > 0
+    assert t_f[TALLY_FILL_WRITE] == 2 * t_r[TALLY_FILL_WRITE]
+
+
+def test_sample_keys_and_fill_local_ranks():
+    """The dense rank codes are R transposed (uint16), the sparse ones each sample's keys off
+    their feature's mode; none when a feature is wide; a block filled from either holds each
+    sample's ranks, in the node's order."""
+    X = _few_values(300, 2)
+    R, mode_rank, _, Rh, high = _keys.feature_keys(X)
+    S, S_ptr, S_ent = _keys.sample_keys(R, Rh, mode_rank, sparse=False)
+    assert S.dtype == np.uint16 and S.flags.c_contiguous and S_ptr.size == S_ent.size == 0
+    np.testing.assert_array_equal(S, R.T)
+    Sz, S_ptr, S_ent = _keys.sample_keys(R, Rh, mode_rank, sparse=True)
+    assert Sz.shape == (0, 7) and Sz.dtype == np.uint16
+    off = R != mode_rank[:, None]
+    np.testing.assert_array_equal(np.diff(S_ptr), off.sum(0))
+    for s in (0, 17, 299):
+        ent = S_ent[S_ptr[s]:S_ptr[s + 1]]
+        np.testing.assert_array_equal(ent >> 16, np.flatnonzero(off[:, s]))
+        np.testing.assert_array_equal(ent & 0xFFFF, R[off[:, s], s])
+    # the layout by density: half the keys off their mode or fewer goes sparse
+    assert _keys.sample_keys(R, Rh, mode_rank)[1].size == (301 if 2 * off.sum() < off.size else 0)
+    Xd = np.random.default_rng(1).normal(size=(200, 5)).astype(np.float32)  # dense: no ties
+    Rd, md, _, Rhd, _ = _keys.feature_keys(Xd)
+    assert _keys.sample_keys(Rd, Rhd, md)[0].shape == (200, 5)
+    for narrow in (1, 3):  # most features wide (uint32 R), or some (uint16 halves): no rank codes
+        R2, m2, _, Rh2, _ = _keys.feature_keys(X, narrow=narrow)
+        S2, p2, e2 = _keys.sample_keys(R2, Rh2, m2)
+        assert S2.shape == (0, X.shape[1]) and S2.dtype == np.uint32 and p2.size == e2.size == 0
+    samples = np.random.default_rng(0).permutation(300).astype(np.int64)
+    for codes in (_keys.sample_keys(R, Rh, mode_rank, sparse=False), (Sz, S_ptr, S_ent)):
+        L = np.zeros((7, 40), np.uint16)
+        loc = np.full(300, -1, np.int64)
+        _keys.fill_local_ranks(*codes, mode_rank, samples, 100, 137, L, loc)
+        np.testing.assert_array_equal(L[:, :37], R[:, samples[100:137]])
+        np.testing.assert_array_equal(loc[100:137], np.arange(37))
+        assert (loc[:100] == -1).all() and (loc[137:] == -1).all()

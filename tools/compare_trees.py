@@ -14,7 +14,11 @@ sqrt features, 2 threads):
 - ``nuswide_flat``: nuswide profile at 5,000 samples, ``hierarchy=False``, 12 trees;
 - ``nuswide_layers``: the same with 2 estimated layers and soft tags, 12 trees;
 - ``corel5k``: Corel5k with its estimated layers, 50 trees, and ``corel5k_flat`` without them,
-  50 trees (both skipped when the file is missing): binary visual words, the sparse gather's shape.
+  50 trees (both skipped when the file is missing): binary visual words, the sparse gather's shape;
+- ``nuswide_local``: the nuswide profile at 17,523 samples, ``hierarchy=False``, 4 trees: local
+  subtrees, with sparse rank codes where the kernels have them;
+- ``dense_local``: the trecvid profile at 20,000 samples with its features made continuous (a
+  little noise, seed 0), ``hierarchy=False``, 4 trees: local subtrees with dense rank codes.
 
 Exit status 0 when all match; the last line says ``identical`` or lists the differences.
 """
@@ -25,6 +29,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import types
 from pathlib import Path
 
 import numpy as np
@@ -39,9 +44,16 @@ def _forests():
 
     tv = load_dataset("trecvid")
     nus = load_dataset("nuswide", n_samples=5000)
+    from hmlkit.data import make_synthetic
+
     out = [("trecvid", tv, tv.layers, True, 50), ("flat", tv, None, False, 50),
            ("nuswide_flat", nus, None, False, 12),
-           ("nuswide_layers", nus, estimate_layers(nus.Y, n_layers=2, random_state=0), True, 12)]
+           ("nuswide_layers", nus, estimate_layers(nus.Y, n_layers=2, random_state=0), True, 12),
+           ("nuswide_local", load_dataset("nuswide", n_samples=17523), None, False, 4)]
+    dense = make_synthetic("trecvid", n_samples=20000, random_state=0)
+    X = np.asarray(dense.X, np.float32)
+    X = X + np.float32(0.01) * np.random.default_rng(0).standard_normal(X.shape, dtype=np.float32)
+    out.append(("dense_local", types.SimpleNamespace(X=X, Y=dense.Y), None, False, 4))
     try:
         cor = load_dataset("corel5k")
         out.append(("corel5k", cor, cor.layers, True, 50))

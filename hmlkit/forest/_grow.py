@@ -14,8 +14,23 @@ import numpy as np
 
 from ..primitives.rng import rand_below
 from ._criterion import clear_node_counts
-from ._keys import fill_local_keys, float_keys, split_keys
-from ._split import _workspace, search_node, soft_rows, tag_entries, target_layer
+from ._keys import fill_local_keys, fill_local_ranks, float_keys, no_codes, sample_keys, split_keys
+from ._split import (
+    TALLY_FILL_READ,
+    TALLY_FILL_WRITE,
+    TALLY_GATHER,
+    TALLY_L,
+    TALLY_PART_BYTES,
+    TALLY_PART_LINES,
+    TALLY_R,
+    TALLY_SEARCHES,
+    _workspace,
+    count_lines,
+    search_node,
+    soft_rows,
+    tag_entries,
+    target_layer,
+)
 
 
 @nb.njit(cache=True)
@@ -36,10 +51,25 @@ def subsample(samples, start, end, size, rng_state, out):
     return size
 
 
+def grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, samples, n_layers, ly_indptr, ly_indices,
+              layer_ptr, has_layer, soft_pos, soft_neg, use_soft, ignore_untagged, min_leaf, max_features, rng_state,
+              train_leaf, split_sample=0, local_size=0, codes=None, tally=None):
+    """``_grow_tree`` with its last arguments optional: ``codes`` (the rank codes (S, S_ptr,
+    S_ent) of ``sample_keys``) None, the local subtrees take X's float keys; ``tally`` None,
+    nothing counted."""
+    if codes is None:
+        codes = no_codes(X.shape[1])
+    if tally is None:
+        tally = np.zeros(0, np.int64)
+    return _grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, samples, n_layers, ly_indptr,
+                      ly_indices, layer_ptr, has_layer, soft_pos, soft_neg, use_soft, ignore_untagged, min_leaf,
+                      max_features, rng_state, train_leaf, split_sample, local_size, *codes, tally)
+
+
 @nb.njit(cache=True, nogil=True, error_model="numpy")
-def grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, samples, n_layers, ly_indptr, ly_indices, layer_ptr, has_layer,
-              soft_pos, soft_neg, use_soft, ignore_untagged, min_leaf, max_features, rng_state, train_leaf,
-              split_sample=0, local_size=0):
+def _grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, samples, n_layers, ly_indptr, ly_indices,
+               layer_ptr, has_layer, soft_pos, soft_neg, use_soft, ignore_untagged, min_leaf, max_features, rng_state,
+               train_leaf, split_sample, local_size, S, S_ptr, S_ent, tally):
     """Grow one HML-tree depth-first on ``samples`` (permuted in place).
 
     ``R``, ``mode_rank``, ``mode_val``, ``Rh``, ``high``, ``sp_start``, ``sp_len``, ``sp_idx`` =
@@ -70,7 +100,13 @@ def grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, sam
     from R, where below the top levels every gathered key is a cache miss of its own (a
     node's samples lie far apart in each (n,)-long row). The keys are X's float bits
     made order-preserving (``float_keys``): they order and tie as the ranks do, so the
-    subtree, hence the tree, is the same whatever ``local_size``.
+    subtree, hence the tree, is the same whatever ``local_size``. With the rank codes
+    ``S``, ``S_ptr``, ``S_ent`` (``sample_keys``: dense, sparse, or none: S of 0 rows and
+    S_ptr empty), the block holds the uint16 ranks themselves (``fill_local_ranks``): half
+    the bytes held, half or less read, the same order and ties, the same tree.
+
+    ``tally``: the tree's memory counters (``_split.TALLY_SIZE`` entries, added to), or a
+    0-long array.
     """
     n = samples.shape[0]
     d = X.shape[1]
@@ -92,9 +128,13 @@ def grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, sam
     sub = np.empty(split_sample if 0 < split_sample < n else 0, np.int64)
     # the keys of the current local subtree (see the docstring): L[f, j] of its j-th sample,
     # loc[a] the row of L of samples[a] for a in [lo_start, lo_end)
-    L = np.empty((d, local_size), np.uint32)
+    ranks_local = S.shape[0] > 0 or S_ptr.shape[0] > 0
+    L = np.empty((d, local_size), S.dtype)
     loc = np.empty(n if local_size > 0 else 0, np.int64)
-    mode_key = float_keys(mode_val)
+    mode_key = mode_rank if ranks_local else float_keys(mode_val)
+    counting = tally.shape[0] > 0
+    t_R = tally[TALLY_R:TALLY_R + TALLY_GATHER]
+    t_L = tally[TALLY_L:TALLY_L + TALLY_GATHER]
     whole = np.full(d, -1, np.int64)  # L holds every key whole
     lo_start = 0
     lo_end = 0
@@ -132,7 +172,17 @@ def grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, sam
         by_value = False
         local = lo_start <= start and end <= lo_end
         if not local and 2 * min_leaf <= N <= local_size and not 0 < split_sample < N:
-            fill_local_keys(X, samples, start, end, L, loc)
+            if ranks_local:
+                fill_local_ranks(S, S_ptr, S_ent, mode_rank, samples, start, end, L, loc)
+            else:
+                fill_local_keys(X, samples, start, end, L, loc)
+            if counting:
+                if S_ptr.shape[0] > 0:  # each sample's entries and its two pointers
+                    for a in range(start, end):
+                        tally[TALLY_FILL_READ] += (S_ptr[samples[a] + 1] - S_ptr[samples[a]]) * S_ent.itemsize + 16
+                else:
+                    tally[TALLY_FILL_READ] += N * d * (S.itemsize if ranks_local else X.itemsize)
+                tally[TALLY_FILL_WRITE] += N * d * L.itemsize
             lo_start = start
             lo_end = end
             local = True
@@ -150,20 +200,22 @@ def grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, sam
                                                                     use_soft, ignore_untagged, ws.cS, ws.PS, ws.MS,
                                                                     ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft)
             if k >= 0:
+                if counting:
+                    tally[TALLY_SEARCHES] += 1
                 if local:  # one call site per key array: R and L may differ in dtype
                     best_f, best_t, _, best_rank, n_found = search_node(
                         X, L, Rh, whole, mode_key, mode_val, sp_start, no_lists, sp_idx, spos, src, loc, s0, s1,
                         features, True, n_known, max_features,
                         rng_state, ws.keys, ws.order, ws.tmp, ws.cnt, ws.cpos, ws.pos, ws.skey, k, soft_mode, imp,
                         sumS, sumsq, n_lab, layer_ptr, ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft, K, ws.cS, ws.PS,
-                        ws.MS, ws.W, ws.c_swept, ws.P_swept, ws.M_swept, ws.T, ws.wstep, ws.wmiss, min_leaf)
+                        ws.MS, ws.W, ws.c_swept, ws.P_swept, ws.M_swept, ws.T, ws.wstep, ws.wmiss, min_leaf, t_L)
                 else:
                     best_f, best_t, _, best_rank, n_found = search_node(
                         X, R, Rh, high, mode_rank, mode_val, sp_start, lists, sp_idx, spos, src, src, s0, s1,
                         features, True, n_known, max_features,
                         rng_state, ws.keys, ws.order, ws.tmp, ws.cnt, ws.cpos, ws.pos, ws.skey, k, soft_mode, imp,
                         sumS, sumsq, n_lab, layer_ptr, ws.nptr, ws.ntag, ws.nrow, ws.slots, ws.nsoft, K, ws.cS, ws.PS,
-                        ws.MS, ws.W, ws.c_swept, ws.P_swept, ws.M_swept, ws.T, ws.wstep, ws.wmiss, min_leaf)
+                        ws.MS, ws.W, ws.c_swept, ws.P_swept, ws.M_swept, ws.T, ws.wstep, ws.wmiss, min_leaf, t_R)
                 clear_node_counts(s1 - s0, ws.nptr, ws.ntag, ws.cS)
             if best_f >= 0:
                 if sampled:  # constant on the subsample is not constant on the node
@@ -185,6 +237,15 @@ def grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, sam
         n_left = 0
         n_right = 0
         buf = ws.tmp
+        if counting:  # the key each sample is sent by: L's, X's (a subsampled node) or R's
+            if local:
+                w, base, stride, idx = L.itemsize, best_f * local_size * L.itemsize, L.itemsize, loc
+            elif by_value:
+                w, base, stride, idx = X.itemsize, best_f * X.itemsize, d * X.itemsize, samples
+            else:
+                w, base, stride, idx = R.itemsize, best_f * R.shape[1] * R.itemsize, R.itemsize, samples
+            tally[TALLY_PART_BYTES] += N * w
+            tally[TALLY_PART_LINES] += count_lines(idx, start, N, base, stride)
         if local:  # the local rows move with their samples
             lbuf = ws.order
             for a in range(start, end):
@@ -244,7 +305,12 @@ def grow_tree(X, R, mode_rank, mode_val, Rh, high, sp_start, sp_len, sp_idx, sam
 # fits (a few trees, alternating runs): at 4096 features blocks of 512 samples (8 MiB) made
 # the trees 10-20 % faster than the 64 that 1 MiB holds; at 512 features 1 MiB (512 samples)
 # was as fast as larger blocks at 100k and 8 % faster than 8 MiB at 1M. The trees are the
-# same whatever the size.
+# same whatever the size. A block of 2-byte rank codes (``sample_keys``) holds twice the samples
+# in the same bytes, and at least 2 x LOCAL_SAMPLES: at 17,523 x 4096 blocks of 1024 samples (8 MiB,
+# as the float keys' 512) took the gathers from R on nodes of 513 to 1024 samples off the
+# memory (``benchmarks.traffic``: 287 -> 225 MB per tree read from the arrays larger than a
+# cache) and the trees 0.54 -> 0.48 s of CPU (medians of 6 interleaved runs, 2 trees each, a
+# loaded machine: spreads 0.43-0.60 and 0.45-0.60).
 LOCAL_BYTES = 1 << 20
 LOCAL_SAMPLES = 512
 LOCAL_BYTES_MAX = 8 << 20
@@ -259,36 +325,56 @@ LOCAL_BYTES_MAX = 8 << 20
 LOCAL_SPREAD = 16
 
 
-def local_size_for(d, n=None):
-    """The ``local_size`` of ``grow_tree`` for d features (see ``LOCAL_BYTES``) and n rows of X
-    (see ``LOCAL_SPREAD``; None: any n); 0 (no local subtrees) when that is fewer than 16
-    samples or n is below ``LOCAL_SPREAD`` times it."""
-    per_sample = 4 * max(int(d), 1)
-    size = max(LOCAL_BYTES // per_sample, min(LOCAL_SAMPLES, LOCAL_BYTES_MAX // per_sample))
+def local_size_for(d, n=None, key_bytes=4):
+    """The ``local_size`` of ``grow_tree`` for d features (see ``LOCAL_BYTES``), n rows of X
+    (see ``LOCAL_SPREAD``; None: any n) and keys of ``key_bytes`` (4: X's float keys, 2: rank
+    codes, whose blocks hold twice the samples, halved down to n's spread but not below the
+    float keys' size); 0 (no local subtrees) when that is fewer than 16 samples or n is below
+    ``LOCAL_SPREAD`` times it."""
+    per_sample = key_bytes * max(int(d), 1)
+    least = LOCAL_SAMPLES * 4 // key_bytes
+    size = max(LOCAL_BYTES // per_sample, min(least, LOCAL_BYTES_MAX // per_sample))
+    floor = local_size_for(d, None) if key_bytes < 4 else size
+    while n is not None and size > floor and n < LOCAL_SPREAD * size:
+        size //= 2
     if size < 16 or (n is not None and n < LOCAL_SPREAD * size):
         return 0
     return size
 
 
-def grow_one(X, keys, tag_args, boot, state, min_leaf, max_features, split_sample=None, local_size=None):
+def grow_one(X, keys, tag_args, boot, state, min_leaf, max_features, split_sample=None, local_size=None,
+             tally=None):
     """One tree of a fit, as every path grows it (local threads, a Dask worker):
     on all samples, or on the sorted bootstrap draw ``boot``, from the one-element
-    seed ``state`` (copied); ``split_sample`` and ``local_size`` as in ``grow_tree``
-    (``split_sample`` None: exact; ``local_size`` None: ``local_size_for(d, n)``). The
-    tree is the same whatever ``local_size``.
+    seed ``state`` (copied); ``keys``: ``split_keys(X)``, or ``fit_keys(X)`` (the same
+    and the sample-major ranks ``S``); ``split_sample``, ``local_size`` and ``tally`` as in
+    ``grow_tree`` (``split_sample`` None: exact; ``local_size`` None:
+    ``local_size_for(d, n)``). The tree is the same whatever ``local_size`` and ``S``.
     Returns (tree arrays, train leaf (n,) int32, -1 outside ``boot``)."""
     n = X.shape[0]
+    codes = tuple(keys[8:11]) if len(keys) > 8 and (keys[8].shape[0] > 0 or keys[9].shape[0] > 0) else None
     if local_size is None:
-        local_size = local_size_for(X.shape[1], n)
+        local_size = local_size_for(X.shape[1], n, 4 if codes is None else 2)
     samples = (np.arange(n) if boot is None else boot).astype(np.int64)
     leaf = np.full(n, -1, np.int32)
-    out = grow_tree(X, *keys, samples, *tag_args, min_leaf, max_features, state.copy(), leaf, int(split_sample or 0),
-                    int(local_size))
+    out = grow_tree(X, *keys[:8], samples, *tag_args, min_leaf, max_features, state.copy(), leaf, int(split_sample or 0),
+                    int(local_size), codes, tally)
     return out, leaf
 
 
+def fit_keys(X):
+    """``split_keys(X)`` and the rank codes of ``sample_keys`` (S, S_ptr, S_ent) when the fit
+    grows local subtrees (``local_size_for``) and every feature's ranks fit in 16 bits, else
+    none: they cost at most n x d x 2 bytes more, held by the fit beside R."""
+    keys = split_keys(X)
+    n, d = X.shape
+    if local_size_for(d, n, 2) == 0:
+        return (*keys, *no_codes(d))
+    return (*keys, *sample_keys(keys[0], keys[3], keys[1]))
+
+
 def _split_keys(X, *tag_args):
-    return split_keys(X)
+    return fit_keys(X)
 
 
 def _grow_shared(shared, state, boot, min_leaf, max_features, split_sample):

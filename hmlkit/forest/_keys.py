@@ -1,12 +1,12 @@
 """The integer keys of the split search (numba): dense ranks of every feature,
-each feature's mode, the float keys of a local subtree's block, and the per-node
-sort of a feature's keys."""
+each feature's mode, the keys of a local subtree's block (X's float keys, or the rank codes
+of ``sample_keys``), and the per-node sort of a feature's keys."""
 from __future__ import annotations
 
 import numba as nb
 import numpy as np
 
-from ..primitives.prefetch import prefetch2d
+from ..primitives.prefetch import prefetch1d, prefetch2d
 
 
 def dense_ranks(X):
@@ -198,6 +198,162 @@ def fill_local_keys(X, samples, start, end, L, loc):
                 s = samples[start + j0 + jj]
                 for ff in range(fw):
                     tile[ff, jj] = float_key(bits[s, f0 + ff])
+            for ff in range(fw):
+                for jj in range(w):
+                    L[f0 + ff, j0 + jj] = tile[ff, jj]
+
+
+def no_codes(d):
+    """The rank codes of ``sample_keys`` that say "none": the local subtrees take X's float keys."""
+    return np.empty((0, d), np.uint32), np.empty(0, np.int64), np.empty(0, np.uint32)
+
+
+def sample_keys(R, Rh, mode_rank, sparse=None):
+    """The dense ranks sample-major, the rank codes a local subtree's block is filled from
+    (``fill_local_ranks``), as (S, S_ptr, S_ent), when every feature's ranks fit in 16 bits
+    (no wide feature):
+
+    - sparse (most keys at their feature's mode, as bag-of-words features): S_ent[S_ptr[s]:
+      S_ptr[s + 1]] = f << 16 | R[f, s] for the features f where sample s is off the mode,
+      ascending; 4 bytes an entry, taken when that is less than 2 bytes a key (S empty,
+      uint16);
+    - else dense: S[s, f] = R[f, s], (n, d) uint16 (S_ptr, S_ent empty).
+
+    ``sparse`` True / False forces one layout (the first needs d <= 65,536). Else S is an empty
+    (0, d) uint32 array and the local subtrees take X's float keys. A local subtree's block
+    then holds 2 bytes a key instead of 4, with the same order and ties, hence the same trees."""
+    d, n = R.shape
+    if R.dtype != np.uint16 or Rh.shape[0] > 0:
+        return no_codes(d)
+    counts = _off_mode_counts(R, mode_rank)
+    if sparse is None:
+        sparse = d <= 1 << 16 and 2 * int(counts.sum()) < n * d
+    if sparse:
+        if d > 1 << 16:
+            raise ValueError(f"sparse rank codes hold at most 65,536 features, got {d}")
+        S_ptr = np.zeros(n + 1, np.int64)
+        np.cumsum(counts, out=S_ptr[1:])
+        return np.empty((0, d), np.uint16), S_ptr, _sparse_codes(R, mode_rank, S_ptr)
+    return _transpose16(R), np.empty(0, np.int64), np.empty(0, np.uint32)
+
+
+@nb.njit(cache=True)
+def _off_mode_counts(R, mode_rank):
+    """Per sample, the features whose key is not their mode."""
+    d, n = R.shape
+    counts = np.zeros(n, np.int64)
+    for f in range(d):
+        md = mode_rank[f]
+        for s in range(n):
+            counts[s] += R[f, s] != md
+    return counts
+
+
+@nb.njit(cache=True)
+def _sparse_codes(R, mode_rank, S_ptr):
+    """The entries of the sparse rank codes (see ``sample_keys``), feature by feature."""
+    d, n = R.shape
+    out = np.empty(S_ptr[n], np.uint32)
+    pos = S_ptr[:n].copy()
+    for f in range(d):
+        md = mode_rank[f]
+        for s in range(n):
+            v = np.uint32(R[f, s])
+            if v != md:
+                out[pos[s]] = (np.uint32(f) << 16) | v
+                pos[s] += 1
+    return out
+
+
+@nb.njit(cache=True, parallel=True)
+def _transpose16(R):
+    """R.T as a C-contiguous array, in tiles of 64 x 64 keys (numpy's copy of R.T walks
+    one of the two arrays a line per key)."""
+    d, n = R.shape
+    S = np.empty((n, d), R.dtype)
+    T = 64
+    for b in nb.prange((n + T - 1) // T):
+        s0 = b * T
+        s1 = min(n, s0 + T)
+        for f0 in range(0, d, T):
+            f1 = min(d, f0 + T)
+            for s in range(s0, s1):
+                for f in range(f0, f1):
+                    S[s, f] = R[f, s]
+    return S
+
+
+RANK_FILL_BLOCK = 32  # samples (and features) of one tile of fill_local_ranks: a line of S or L
+SPARSE_FILL_AHEAD = 16  # entries a prefetch covers (a line of uint32)
+
+
+@nb.njit(cache=True)
+def fill_local_ranks(S, S_ptr, S_ent, mode_rank, samples, start, end, L, loc):
+    """``fill_local_keys`` from the rank codes (S, S_ptr, S_ent) = ``sample_keys`` instead of
+    X: L[f, j] = the rank of samples[start + j] on f, loc[start + j] = j."""
+    if S_ptr.shape[0] > 0:
+        _fill_sparse(S_ptr, S_ent, mode_rank, samples, start, end, L, loc)
+    else:
+        _fill_dense(S, samples, start, end, L, loc)
+
+
+@nb.njit(cache=True)
+def _fill_sparse(S_ptr, S_ent, mode_rank, samples, start, end, L, loc):
+    """``fill_local_ranks`` from sparse codes: per tile of 32 samples (a line of each row of L),
+    every row set to its feature's mode, then each sample's entries written over it; the next
+    tile's entries prefetched as this one's are written."""
+    d = L.shape[0]
+    N = end - start
+    B = RANK_FILL_BLOCK
+    for j0 in range(0, N, B):
+        w = min(B, N - j0)
+        w_next = min(B, N - j0 - w)
+        for jj in range(w):
+            loc[start + j0 + jj] = j0 + jj
+        for jj in range(w_next):
+            s = samples[start + j0 + w + jj]
+            for e in range(S_ptr[s], S_ptr[s + 1], SPARSE_FILL_AHEAD):
+                prefetch1d(S_ent, e)
+        for f in range(d):
+            md = mode_rank[f]
+            for jj in range(w):
+                L[f, j0 + jj] = md
+        for jj in range(w):
+            s = samples[start + j0 + jj]
+            for e in range(S_ptr[s], S_ptr[s + 1]):
+                v = S_ent[e]
+                L[v >> 16, j0 + jj] = v & 0xFFFF
+
+
+@nb.njit(cache=True)
+def _fill_dense(S, samples, start, end, L, loc):
+    """``fill_local_ranks`` from dense codes: tiles of 32 samples x 32 features (a line of
+    uint16 keys), each sample's row of S read whole, the lines ``FILL_AHEAD`` features ahead
+    prefetched as the tiles go."""
+    d = S.shape[1]
+    N = end - start
+    B = RANK_FILL_BLOCK
+    tile = np.empty((B, B), S.dtype)
+    for jj in range(min(B, N)):
+        for c in range(0, min(d, FILL_AHEAD), B):
+            prefetch2d(S, samples[start + jj], c)
+    for j0 in range(0, N, B):
+        w = min(B, N - j0)
+        w_next = min(B, N - j0 - w)
+        for jj in range(w):
+            loc[start + j0 + jj] = j0 + jj
+        for f0 in range(0, d, B):
+            fw = min(B, d - f0)
+            fa = f0 + FILL_AHEAD
+            for jj in range(w):
+                if fa < d:
+                    prefetch2d(S, samples[start + j0 + jj], fa)
+                elif jj < w_next and fa - d < d:
+                    prefetch2d(S, samples[start + j0 + w + jj], fa - d)
+            for jj in range(w):
+                s = samples[start + j0 + jj]
+                for ff in range(fw):
+                    tile[ff, jj] = S[s, f0 + ff]
             for ff in range(fw):
                 for jj in range(w):
                     L[f0 + ff, j0 + jj] = tile[ff, jj]

@@ -187,6 +187,31 @@ def _sparse_gather(sp_len, f, N):
     return 0 <= sp_len[f] and SPARSE_GATHER * sp_len[f] < N
 
 
+# ``tally`` (see ``search_node``, ``grow_tree``): int64 counters of the memory a tree's growth
+# reads, for ``benchmarks.traffic``; a 0-long array counts nothing. Entries: for the gathers from
+# the keys R (a whole row's or a sparse list's) and those from a local subtree's block L, each
+# TALLY_GATHER long from TALLY_R and TALLY_L: key bytes gathered, 64-byte lines they lie on,
+# bytes of the sparse gathers (list entry, position, key), features gathered; then the local
+# blocks' fill (bytes read, bytes written), the partitions (bytes read, lines), nodes searched.
+TALLY_R, TALLY_L, TALLY_GATHER = 0, 4, 4
+TALLY_FILL_READ, TALLY_FILL_WRITE, TALLY_PART_BYTES, TALLY_PART_LINES, TALLY_SEARCHES = 8, 9, 10, 11, 12
+TALLY_SIZE = 13
+LINE = 64
+
+
+@nb.njit(cache=True)
+def count_lines(idx, start, N, base, stride):
+    """The 64-byte lines holding the elements at byte offsets base + idx[start + a] * stride,
+    a < N, idx ascending (a node's samples); counted from the array's start."""
+    lines = 0
+    prev = np.int64(-1)
+    for a in range(N):
+        ln = (base + np.int64(idx[start + a]) * stride) // LINE
+        lines += ln != prev
+        prev = ln
+    return lines
+
+
 # Prefetching a node's keys from R (the nodes above a local subtree): the next candidate's
 # first PF_NEXT keys are prefetched while this one is sorted and swept, and a larger node's
 # gather prefetches its own keys PF_GATHER ahead of itself. Prefetching a large node whole
@@ -198,11 +223,26 @@ PF_NEXT = 512
 PF_GATHER = 64
 
 
+@nb.njit(cache=True)
+def _tally_gather(tally, R, Rh, h, f, kidx, start, N, sparse, n_listed):
+    """Add one feature's gather to ``tally`` (see ``TALLY_SIZE``)."""
+    w = R.itemsize
+    tally[3] += 1
+    if sparse:
+        tally[2] += n_listed * (4 + 8 + w + (2 if h >= 0 else 0))
+        return
+    tally[0] += N * (w + (2 if h >= 0 else 0))
+    tally[1] += count_lines(kidx, start, N, f * R.shape[1] * w, w)
+    if h >= 0:
+        tally[1] += count_lines(kidx, start, N, h * Rh.shape[1] * 2, 2)
+
+
 @nb.njit(cache=True, error_model="numpy")
 def search_node(X, R, Rh, high, mode_rank, mode_val, sp_start, sp_len, sp_idx, spos, samples, kidx, start, end, features,
                 draw, n_known, max_features,
                 rng_state, keys, order, tmp, cnt, cpos, pos, skey, k, soft_mode, imp_S, sumS, sumsqS, n_lab, layer_ptr,
-                nptr, ntag, nrow, slots, nsoft, K, cS, PS, MS, W, c_swept, P_swept, M_swept, T, wstep, wmiss, min_leaf):
+                nptr, ntag, nrow, slots, nsoft, K, cS, PS, MS, W, c_swept, P_swept, M_swept, T, wstep, wmiss, min_leaf,
+                tally):
     """Best split of one node: (feature, threshold, gain, rank of the first
     right sample, number of features newly found constant); feature -1
     when no cut has a positive gain. The node's tags are in node-local form
@@ -225,6 +265,9 @@ def search_node(X, R, Rh, high, mode_rank, mode_val, sp_start, sp_len, sp_idx, s
     local subtree's block, nor with bootstrap duplicates): the caller passes no lists
     otherwise. ``spos`` (n,): scratch, the node's position of each of its samples, written
     at the node's first sparse gather; any value in [0, n) on entry.
+
+    ``tally``: the counters of ``TALLY_GATHER`` entries this search adds its gathers to (a
+    slice of the tree's tally at ``TALLY_R`` or ``TALLY_L``), or a 0-long array.
 
     Each candidate is gathered (integer ranks), sorted and swept here, in
     one call per node: a call of a numba function costs reference-count
@@ -277,6 +320,8 @@ def search_node(X, R, Rh, high, mode_rank, mode_val, sp_start, sp_len, sp_idx, s
                                                b0 + sp_len[f], spos)
         else:
             m, g0, kmin, kmax = _gather_keys(R, Rh, high[f], f, kidx, start, N, md, keys, cpos)
+        if tally.shape[0] > 0:
+            _tally_gather(tally, R, Rh, high[f], f, kidx, start, N, _sparse_gather(sp_len, f, N), sp_len[f])
         if kmax <= kmin:  # constant on this node
             if draw:
                 features[f_j] = features[n_total]
@@ -402,6 +447,6 @@ def best_split_over(X, R, mode_rank, mode_val, Rh, high, samples, features, n_la
         np.zeros(X.shape[0], np.int64), samples, samples, 0, n, features, False, 0, 0, np.zeros(1, np.uint64), ws.keys, ws.order,
         ws.tmp, ws.cnt, ws.cpos, ws.pos, ws.skey, k, soft_mode, imp, sumS, sumsq, n_lab, layer_ptr, ws.nptr, ws.ntag,
         ws.nrow, ws.slots, ws.nsoft, K, ws.cS, ws.PS, ws.MS, ws.W, ws.c_swept, ws.P_swept, ws.M_swept, ws.T, ws.wstep,
-        ws.wmiss, min_leaf)
+        ws.wmiss, min_leaf, np.zeros(0, np.int64))
     clear_node_counts(n, ws.nptr, ws.ntag, ws.cS)
     return best_f, best_t, best_gain, k
