@@ -60,7 +60,7 @@ html_theme_options = {
 }
 html_show_sourcelink = False
 # pages with no sub-pages: no (empty) section navigation beside them
-html_sidebars = {page: [] for page in ("README", "data/README", "docs/design", "docs/cluster", "docs/performance", "docs/history",
+html_sidebars = {page: [] for page in ("README", "data/README", "docs/design", "docs/cluster", "docs/performance", "docs/memory", "docs/history",
                                         "results/REPORT")}
 
 
