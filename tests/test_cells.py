@@ -135,7 +135,9 @@ def test_a_cell_that_cannot_be_stored_is_named(store, tmp_path, monkeypatch):
 
 def test_the_ledger_records_each_cells_size_and_cpu(no_store):
     run_cells(_square, SHARED, _cells(3), n_jobs=1, progress=False)
-    attrs = cells.take_ledger()
+    from hmlkit.studies.ledger import take_ledger
+
+    attrs = take_ledger()
     rows = json.loads(attrs["cells"])
     assert [r["what"] for r in rows] == ["toy"] * 3 and all(r["n"] == 10 and r["cpu"] >= 0 for r in rows)
     assert attrs["kernel_cpu_s"] > 0 and cells.LEDGER == []
@@ -197,3 +199,12 @@ def test_workers_with_other_code_are_refused_by_name(no_store, cluster, monkeypa
     monkeypatch.setattr("hmlkit.studies.fitcache.kit_digest", lambda: "not the workers' kit")
     with pytest.raises(CellError, match="have no hmlkit or another version of its code"):
         cells.connect(cluster.scheduler_address, timeout=10)
+
+
+def test_cells_without_a_key_are_never_stored_nor_taken_for_each_other(store):
+    keyless = [Cell(None, (i, 10 + i)) for i in range(3)]
+    first = run_cells(_square, SHARED, keyless, n_jobs=1, progress=False)
+    assert [r["i"] for r in first] == [0, 1, 2]
+    assert not store.exists() or not list(store.glob("*.json"))
+    again = run_cells(_square, SHARED, keyless, n_jobs=1, progress=False)
+    assert [r["i"] for r in again] == [0, 1, 2]

@@ -26,15 +26,14 @@ and says how many (``HMLKIT_FIT_CACHE=off`` turns this off). A stored cell is pl
 missing and is computed again.
 
 **Cost.** Each cell's CPU seconds (measured in the process that ran it) go to
-:data:`LEDGER` with its description (what, data size, trees); the study saves the ledger with
-its result (:func:`take_ledger`), and :mod:`hmlkit.studies.cost` calibrates its cost model
+:data:`hmlkit.studies.ledger.LEDGER` with its description (what, data size, trees); the study saves the ledger with
+its result (:func:`hmlkit.studies.ledger.take_ledger`), and :mod:`hmlkit.studies.cost` calibrates its cost model
 on it.
 """
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import tempfile
 import time
@@ -43,15 +42,16 @@ from pathlib import Path
 
 import numpy as np
 
+from .ledger import LEDGER
+
 SCHEDULER_ENV = "HMLKIT_SCHEDULER"  # a Dask scheduler's address: cells run on its workers
 CONNECT_TIMEOUT = 20  # seconds to reach a scheduler before the study stops, naming it
 RETRIES = 2  # a cell whose worker was lost is run again, up to this many times
-LEDGER = []  # one dict per cell run or loaded in this process (cost model; ledger_attrs)
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One fit: ``key`` (JSON-able) names it within its study function, ``args`` are the
+    """One fit: ``key`` (JSON-able; None: never stored) names it within its study function, ``args`` are the
     function's arguments after the shared data, ``label`` is its progress line, ``cost``
     (a dict: ``what``, ``n``, ``d``, ``trees``...) describes it to the cost model."""
     key: object
@@ -85,8 +85,10 @@ def _canonical(v):
 
 
 def shared_digest(shared):
-    """sha256 of the data every cell reads: TaggedData (its fit-cache digest), arrays, and
-    dicts / lists / tuples of them, other values by their canonical text."""
+    """sha256 of the data every cell reads: TaggedData (its fit-cache digest), arrays, scipy
+    sparse matrices, and dicts / lists / tuples of them, other values by their canonical text."""
+    import scipy.sparse as sp
+
     from .fitcache import data_digest
 
     h = hashlib.sha256()
@@ -94,6 +96,12 @@ def shared_digest(shared):
     def add(x):
         if hasattr(x, "X") and hasattr(x, "Y"):
             h.update(b"D" + data_digest(x).encode())
+        elif sp.issparse(x):
+            x = sp.csr_matrix(x)
+            x.sort_indices()
+            h.update(f"S{x.shape}".encode())
+            for a in (x.indptr, x.indices, x.data):
+                add(np.asarray(a))
         elif isinstance(x, np.ndarray):
             a = np.ascontiguousarray(x)
             h.update(f"A{a.dtype.str}{a.shape}".encode())
@@ -191,11 +199,10 @@ def _one_thread(fn, shared, args):
 
 
 def _worker_kit(dask_worker=None):
-    """On a worker: the digest of its kit (None when it cannot import the kit)."""
-    try:
-        from hmlkit.studies.fitcache import kit_digest
-    except ImportError:
-        return None
+    """On a worker: the digest of its kit (a worker without the kit cannot even load this
+    function: :func:`connect` reads that error as "no kit")."""
+    from .fitcache import kit_digest
+
     return kit_digest()
 
 
@@ -222,7 +229,7 @@ def connect(address, timeout=CONNECT_TIMEOUT):
 
         mine = kit_digest()
         client.wait_for_workers(1, timeout=timeout)
-        theirs = client.run(_worker_kit)
+        theirs = client.run(_worker_kit, on_error="return")  # an exception: no kit there
         bad = sorted(w for w, d in theirs.items() if d != mine)
         if bad:
             client.close()
@@ -291,12 +298,13 @@ def run_cells(fn, shared, cells, n_jobs=1, desc="cells", progress=True, describe
     folder = _cells_dir()
     digests = [None] * len(cells)
     results = [None] * len(cells)
-    if folder is not None:
+    if folder is not None and any(c.key is not None for c in cells):
         data, kit = shared_digest(shared), kit_digest()
-        digests = [_cell_digest(what, c.key, data, kit) for c in cells]
+        # a cell without a key (its function's arguments are not named by one) is never stored
+        digests = [None if c.key is None else _cell_digest(what, c.key, data, kit) for c in cells]
     todo = []
     for i, (cell, digest) in enumerate(zip(cells, digests)):
-        entry = _load(folder, digest) if folder is not None else None
+        entry = _load(folder, digest) if digest is not None else None
         if entry is None:
             todo.append(i)
         else:
@@ -308,6 +316,13 @@ def run_cells(fn, shared, cells, n_jobs=1, desc="cells", progress=True, describe
                  f"{min(n_jobs, len(todo))} local processes" if n_jobs > 1 and len(todo) > 1 else "this process")
         print(f"{desc}: {len(cells)} cells, {len(cells) - len(todo)} stored from an earlier run, "
               f"{len(todo)} to run on {where}", flush=True)
+    if progress and describe is not None:
+        for cell, res in zip(cells, results):
+            if res is not None:
+                print(f"{describe(cell, res)} (stored)", flush=True)
+    if not todo:  # the runner's progress line still says this stage is done
+        done = Progress(len(cells), desc, enabled=False)
+        done.step(n=len(cells))
     bar = Progress(len(todo), desc, enabled=progress) if todo else None
 
     def on_done(j, result, cpu, wall, in_kernel=False):
@@ -317,7 +332,7 @@ def run_cells(fn, shared, cells, n_jobs=1, desc="cells", progress=True, describe
         results[i] = result
         LEDGER.append({"what": what, **cell.cost, "cpu": float(cpu), "wall": float(wall), "stored": False,
                        "in_kernel": in_kernel})
-        if folder is not None:
+        if digests[i] is not None:
             _store(folder, digests[i], {"result": result, "cpu": float(cpu), "wall": float(wall)})
         line = describe(cell, result) if describe is not None else cell.label
         bar.step(f"{line} ({wall:.1f}s)" if line else None)
@@ -333,26 +348,3 @@ def run_cells(fn, shared, cells, n_jobs=1, desc="cells", progress=True, describe
         if bar is not None:
             bar.close()
     return results
-
-
-def take_ledger():
-    """The cells this process ran or loaded since the last call, for a result's ``attrs``
-    (and forgotten here): ``cells`` (a JSON list of {what, n, d, m, trees, cpu, wall,
-    stored}) and ``cells_cpu_s``, the CPU seconds the cells run now took ({} if none)."""
-    rows = [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()} for r in LEDGER]
-    LEDGER.clear()
-    out = {"kernel_cpu_s": round(kernel_cpu_seconds(), 3)}
-    if rows:
-        out.update({"cells": json.dumps(rows, default=_jsonable),
-                    "cells_cpu_s": round(float(sum(r["cpu"] for r in rows if not r["stored"])), 3)})
-    return out
-
-
-def kernel_cpu_seconds():
-    """CPU seconds of this process so far (user + system; its cells run here included)."""
-    try:
-        import resource
-    except ImportError:  # not POSIX
-        return time.process_time()
-    ru = resource.getrusage(resource.RUSAGE_SELF)
-    return ru.ru_utime + ru.ru_stime

@@ -125,7 +125,7 @@ def cache_dir():
 
 
 def _resolve(raw):
-    from .saving import check_folder
+    from .._files import check_folder
 
     value = (raw or "").strip()
     if value.lower() == "off":

@@ -36,11 +36,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import hmlkit
-from hmlkit._files import file_mode
+from hmlkit._files import check_folder, file_mode  # noqa: F401 - check_folder: its callers import it from here
 
-from . import cells
 from .config import jsonable
 from .keys import result_attrs
+from .ledger import take_ledger
 from .sanity import with_flags
 
 STAGE_ENV = "HMLKIT_STAGE_DIRS"  # JSON {folder: its staging folder}, set by the runner
@@ -88,37 +88,6 @@ def remove_stale_temps(directory, target=None, dead_pids=()):
         except FileNotFoundError:
             pass
     return removed
-
-
-def check_folder(path, what, create=True):
-    """Folder ``path``, created if need be, after writing a file in it: permission bits
-    alone do not stop root, a read-only mount does. Raises ``ValueError`` naming ``what``
-    (the argument that gave the folder) and the path if ``path`` is a file or cannot be
-    created or written to. ``create=False`` (a dry run) creates nothing: a missing folder
-    is judged by its nearest existing parent, as creating it would be."""
-    path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise ValueError(f"{what} {str(path)!r} is a file, not a folder")
-    if create:
-        try:
-            path.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ValueError(f"{what} {str(path)!r} cannot be created ({exc.strerror or exc})") from None
-        where, fails = path, "is not writable"
-    elif path.is_dir():
-        where, fails = path, "is not writable"
-    else:
-        where = next(p for p in path.absolute().parents if p.exists())
-        if not where.is_dir():
-            raise ValueError(f"{what} {str(path)!r} cannot be created (Not a directory: {where})")
-        fails = f"cannot be created (in {where})"
-    try:  # named as a temporary file of this process: swept by remove_stale_temps if left
-        fd, probe = tempfile.mkstemp(prefix=f".write-check.{os.getpid()}-", suffix=".tmp", dir=where)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise ValueError(f"{what} {str(path)!r} {fails} ({exc.strerror or exc})") from None
-    return path
 
 
 LOCK_FILE = ".hmlkit-run.lock"
@@ -316,7 +285,7 @@ def save(ds, fig, cfg, data=None):
     if data is not None:
         ds.attrs["data"] = json.dumps(data.summary() if hasattr(data, "summary") else data, default=jsonable)
     ds.attrs.update(result_attrs())  # under the runner: the key this result was made with
-    ds.attrs.update(cells.take_ledger())  # each cell's size and CPU: the runner's cost model
+    ds.attrs.update(take_ledger())  # each cell's size and CPU: the runner's cost model
     nc_path = Path(f"{cfg.results_dir}/{cfg.name}.nc")
     # the figure says what made it, as its result does (PNG text chunks)
     stamp = {"Software": f"hmlkit {hmlkit.__version__}",
