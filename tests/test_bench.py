@@ -394,8 +394,13 @@ def test_bench_prints_current_peer_figures_and_flags_a_slower_shape(monkeypatch,
     assert "hmlkit/sklearn 1.300 (spread 0.070 over 3 runs)" in out
     assert bench.main(["--parts", "peers", "--record"]) == 1  # flagged against the old record, then stored
     assert json.loads(record.read_text())["corel5k"]["ratio"] == pytest.approx(1.3)
-    assert bench.main(["--parts", "peers"]) == 0
-    assert "within the noise 0.070" in capsys.readouterr().out
+    capsys.readouterr()
+    # against the new record it is within the noise; the target guard still fails both shapes,
+    # 1.3 and 0.9 being over the flat target of 0.7 (whatever was recorded)
+    assert bench.main(["--parts", "peers"]) == 1
+    out = capsys.readouterr().out
+    assert "within the noise 0.070" in out and "SLOWER than recorded" not in out
+    assert "OVER TARGET: corel5k" in out and "OVER TARGET: trecvid" in out
 
 
 @pytest.mark.parametrize("argv, message", [
