@@ -82,3 +82,14 @@ def test_the_dry_run_lines_say_estimated_and_name_what_it_cannot_estimate(tmp_pa
 def test_with_no_stored_cells_anywhere_the_total_says_so_not_zero(tmp_path):
     lines = cost.dry_run_lines(["table4_hierarchy_depth"], "paper", tmp_path, workers=2)
     assert lines[-1].startswith("estimated: nothing") and "0 s" not in lines[-1]
+
+
+def test_only_forest_methods_count_trees():
+    from hmlkit.data import make_synthetic
+    from hmlkit.studies.grids import cell_cost
+
+    d = make_synthetic("trecvid", n_samples=60, random_state=0)
+    fp = {"n_estimators": 100}
+    assert cell_cost(d, "bitag/kmeans", fp)["trees"] == 0
+    assert cell_cost(d, "blm/clustrf", fp)["trees"] == 100 and cell_cost(d, "hmlrf_am", fp)["trees"] == 100
+    assert cost.family("bitag/kmeans", 0) == "linear" and cost.family("vifeat/affprop", 0) == "quadratic"

@@ -20,6 +20,7 @@ from . import paper_values as pv
 from .config import METRICS, RESTRICTED_ATTR, SCORE_METRICS
 from .data import sparsify, specific_only, supervised_ceiling, with_layers
 from .methods import (
+    FOREST_METHODS,
     MethodParameterError,
     NotApplicable,
     cluster_labels,
@@ -84,10 +85,12 @@ def _forest_key(fp):
 
 
 def cell_cost(data, what, fp=None):
-    """A cell's description for the cost model: its method, the data's size, its trees."""
+    """A cell's description for the cost model: its method, the data's size, and its trees if
+    the method grows a forest (``what`` names one of ``FOREST_METHODS``, e.g. ``bitag/hmlrf``)."""
     d = 0 if getattr(data, "X", None) is None else int(np.asarray(data.X).shape[1])
+    forest = any(str(what).split("/")[-1].startswith(m) for m in FOREST_METHODS)
     return {"what": str(what), "data": str(getattr(data, "name", "")), "n": int(data.n_samples), "d": d,
-            "m": int(data.Y.shape[1]), "trees": int(fp["n_estimators"]) if fp else 0}
+            "m": int(data.Y.shape[1]), "trees": int(fp["n_estimators"]) if fp and forest else 0}
 
 
 def _failed(res):

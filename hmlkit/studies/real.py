@@ -23,9 +23,11 @@ from ..metrics import clustering_scores as _clustering_scores
 from ..metrics import completion_scores
 from ..spectral import spectral_from_graph
 from . import paper_values as pv
+from .cells import Cell, run_cells
 from .config import HUB_RATIO
 from .data import supervised_ceiling
-from .cells import Cell, run_cells
+from .grids import cell_cost
+from .methods import FOREST_METHODS
 
 METRICS = pv.CLUSTER_METRICS
 # the one clustering row that switches a fix off on purpose (the claims judge the
@@ -134,6 +136,11 @@ def _table1_folds(cfg):
     return len(cfg.seeds()) if n is None else int(n)
 
 
+def _grows_forest(row):
+    """A row that grows the kit's forest (the HML-RF rows, Table 1's forest methods)."""
+    return row.startswith("hmlrf") or any(row.split("/")[-1].startswith(m) for m in FOREST_METHODS)
+
+
 def _is_table1(name):
     return "/" in name
 
@@ -213,8 +220,8 @@ def clustering_study(data, cfg, rows=None, part="all", progress=True):
     cells = [Cell({"settings": base, "rows": names_, "seed": seeds[f], "rate": 0.0 if r is None else float(rates[r])},
                   (rows, names_, seeds[f], 0.0 if r is None else rates[r]),
                   f"  seed={seeds[f]} {'any rate' if r is None else f'removed={rates[r]:.2f}'}: {len(names_)} rows",
-                  {"what": "+".join(names_), "data": str(data.name), "n": int(data.n_samples), "d": int(data.X.shape[1]),
-                   "m": int(data.Y.shape[1]), "trees": int(cfg.n_estimators)})
+                  {**cell_cost(data, "+".join(names_), {"n_estimators": cfg.n_estimators}),
+                   "trees": int(cfg.n_estimators) if any(_grows_forest(n) for n in names_) else 0})
              for f, r, names_ in tasks]
     results = run_cells(_clustering_task, data, cells, n_jobs=cfg.n_jobs, desc="clustering seeds x rates",
                         progress=progress)
