@@ -128,13 +128,30 @@ def read_ledger(path):
     return cells, kernel, attrs
 
 
-def _settings(name, profile):
-    if name in PAPER_STUDIES:
-        return settings(name, profile)
+def _seed_sizes(name, profile):
+    """A seed study's (samples each cell sees, cells, work per cell) under ``profile``, from its
+    own profiles: data seeds are the same in every profile; M-HCRF has a cell per concept and
+    round (15 concepts when all), each fitting the hidden-state grid; SFSS a cell per repeat,
+    share and method, each fitting the method's parameter grid on the training split."""
     import importlib
 
     mod = importlib.import_module(f"hmlkit.studies.{name}")
-    return {"folds": 1, "profile": profile, "n_samples": getattr(mod, "PROFILES", {}).get(profile)}
+    if name == "seed_lmmc":
+        return mod.PROFILES[profile] or 2379, 1, 1
+    if name == "seed_ghfart":
+        return mod.PROFILES[profile] or 17523, 1, 1
+    if name == "seed_mhcrf":
+        p = mod.MHCRF_PROFILES[profile]
+        return p["n_samples"] or 2379, (p["n_concepts"] or 15) * p["n_rounds"], 6 + len(p["hidden_grid"])
+    p = mod.PROFILES[profile]  # seed_sfss
+    return p["nuswide_train"], p["repeats"], len(p["grid"])
+
+
+def _settings(name, profile):
+    if name in PAPER_STUDIES:
+        return settings(name, profile)
+    n, cells, per_cell = _seed_sizes(name, profile)
+    return {"folds": cells, "profile": profile, "n_samples": n, "per_cell": per_cell}
 
 
 def _count_ratio(name, source, target):
@@ -169,8 +186,8 @@ def _resized(cell, name, source, target):
                 out[key] = cell[key] * b / a  # a subset (a fold's sample) keeps its share
     elif "n_samples" in src_s and src_s.get("n_samples") != tgt_s.get("n_samples"):
         a, b = src_s.get("n_samples"), tgt_s.get("n_samples")
-        if a and b:
-            out["n"] = cell.get("n", 0) * b / a
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a and b:
+            out["n"] = cell.get("n", 0) * b / a  # a subset (a split, a fold's sample) keeps its share
     if cell.get("trees"):
         if cell.get("trees_from") == "taus":
             out["trees"] = max(tgt_s.get("taus") or [cell["trees"]])
@@ -199,6 +216,8 @@ def estimate(name, profile, results_root):
         for group in kinds.values():
             t = _resized(group[0], name, source, profile) if source != profile else group[0]
             scale = work(t) / work(group[0]) if source != profile else 1.0
+            if source != profile:  # a seed study's cell fits a grid of another size
+                scale *= _settings(name, profile).get("per_cell", 1) / _settings(name, source).get("per_cell", 1)
             count = max(int(round(len(group) * ratio)), 1)
             est.cells += [float(group[i % len(group)]["cpu"]) * scale for i in range(count)]
             est.memory = max(est.memory, cell_memory(t))
@@ -246,8 +265,7 @@ def dry_run_lines(names, profile, results_root, workers):
                      f"{workers} worker{'s' if workers != 1 else ''} (longest cell {format_seconds(est.longest)}; "
                      f"scaled from its {est.basis} result){big}")
     if len(unknown) == len(names):
-        lines.append(f"estimated: nothing (no study has a stored result with measured cells; "
-                     f"a run stores them)")
+        lines.append("estimated: nothing (no study has a stored result with measured cells; a run stores them)")
         return lines
     wall = schedule(all_cells, workers) + overhead / max(workers, 1)
     lines.append(f"estimated: CPU {format_seconds(total_cpu)}, wall {format_seconds(wall)} on {workers} "
