@@ -177,7 +177,7 @@ def _resized(cell, name, source, target):
     out = dict(cell)
     src_s, tgt_s = _settings(name, source), _settings(name, target)
     data = cell.get("data")
-    if data in FULL:
+    if data in FULL and name in PAPER_STUDIES:  # a seed study sizes its data by its own profiles
         full = FULL[data]
         src = [v if v is not None else f for v, f in zip(data_size(data, source), full)]
         tgt = [v if v is not None else f for v, f in zip(data_size(data, target), full)]
