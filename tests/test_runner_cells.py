@@ -25,8 +25,9 @@ def test_the_dry_run_prints_each_studys_estimated_cost_and_the_total(tmp_path):
     cells = [{"what": "hmlrf", "data": "trecvid", "n": 300, "d": 1000, "m": 114, "trees": 16, "cpu": 0.5}]
     _ledger_result(tmp_path / "r", "table5_abstractness", cells, kernel=4.0)
     lines = []
+    # cwd: the other profiles' folders are looked up there (empty), not in the repository's committed results
     runner.run(["table5_abstractness", "table4_hierarchy_depth"], profile="quick", results_dir=tmp_path / "r",
-               figures_dir=tmp_path / "f", dry_run=True, log=lines.append, local_cluster=4)
+               figures_dir=tmp_path / "f", dry_run=True, log=lines.append, local_cluster=4, cwd=tmp_path)
     text = "\n".join(lines)
     assert "table5_abstractness: estimated CPU 4 s, wall 4 s on 4 workers" in text
     assert "table4_hierarchy_depth: no estimate" in text
